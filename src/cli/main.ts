@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// The `flash` command: each subcommand lives in its own module, loaded on demand to keep start-up fast.
+
+interface Command {
+  /** Runs the command with the arguments after its name; resolves to the process exit code. */
+  run(args: string[]): Promise<number>;
+  summary: string;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: () => import("./run.js"),
+  start: () => import("./start.js"),
+};
+
+function usage(): string {
+  return [
+    "usage: flash <command> [options]",
+    "",
+    "commands:",
+    "  run <file> [--test-input JSON]   run one job through the handler locally and print the result",
+    "  start [file]                     the production entry: the mode comes from the environment",
+  ].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(`${usage()}\n`);
+    return name ? 0 : 1;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`flash: unknown command "${name}"\n${usage()}\n`);
+    return 1;
+  }
+  const command = await load();
+  return command.run(args);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`flash: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

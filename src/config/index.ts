@@ -1,0 +1,186 @@
+import type { LogLevel } from "../log/index.js";
+
+/** The one error type for bad flags and environment variables; the message names the source. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Everything the runtime reads from flags and the environment, validated. */
+export interface Config {
+  /** Handler file given on the command line (flash run/start/dev). */
+  file?: string;
+  /** Raw JSON of --test_input / --test-input: forces the one-shot local test. */
+  testInput?: string;
+  logLevel: LogLevel;
+  /** JSON log lines, as on the platform (RUNPOD_ENDPOINT_ID is set). */
+  logJson: boolean;
+  serveApi: boolean;
+  apiHost: string;
+  apiPort: number;
+  /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
+  gracePeriodMs: number;
+  /** Port of the load-balanced HTTP server. */
+  port: number;
+  platform: PlatformConfig;
+}
+
+/** The platform's worker-side settings (worker-protocol §2). */
+export interface PlatformConfig {
+  getJobUrl?: string;
+  postOutputUrl: string;
+  postStreamUrl: string;
+  pingUrl?: string;
+  pingIntervalMs: number;
+  workerId: string;
+  /** True when RUNPOD_POD_ID was set; pings need it (worker-protocol §3.7). */
+  workerIdFromEnv: boolean;
+  hostname: string;
+  apiKey: string;
+  endpointId?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+interface Option<T> {
+  /** Flag spellings, runpod-python's first; each is accepted as --flag value and --flag=value. */
+  flags: readonly string[];
+  /** Environment variables read in order when no flag is given. */
+  env: readonly string[];
+  /** Boolean flags take no value. */
+  boolean?: boolean;
+  parse(raw: string, source: string): T;
+}
+
+const LEVELS: Record<string, LogLevel> = {
+  NOTSET: "SILENT",
+  SILENT: "SILENT",
+  TRACE: "TRACE",
+  DEBUG: "DEBUG",
+  INFO: "INFO",
+  WARN: "WARN",
+  WARNING: "WARN",
+  ERROR: "ERROR",
+};
+
+function parseLevel(raw: string, source: string): LogLevel {
+  const level = LEVELS[raw.trim().toUpperCase()];
+  if (!level) {
+    throw new ConfigError(
+      `Invalid log level "${raw}" in ${source}: expected one of DEBUG, INFO, WARNING (or WARN), ERROR, TRACE, NOTSET`,
+    );
+  }
+  return level;
+}
+
+function integer(min: number, max: number) {
+  return (raw: string, source: string): number => {
+    const value = Number(raw);
+    if (!/^\s*-?\d+\s*$/.test(raw) || value < min || value > max) {
+      throw new ConfigError(
+        `Invalid value "${raw}" in ${source}: expected a whole number from ${min} to ${max}`,
+      );
+    }
+    return value;
+  };
+}
+
+const text = (raw: string): string => raw;
+const flag = (): boolean => true;
+
+export const OPTIONS = {
+  testInput: { flags: ["--test_input", "--test-input"], env: [], parse: text },
+  logLevel: {
+    flags: ["--rp_log_level", "--log-level"],
+    env: ["LOG_LEVEL", "RUNPOD_LOG_LEVEL", "RUNPOD_DEBUG_LEVEL"],
+    parse: parseLevel,
+  },
+  serveApi: { flags: ["--rp_serve_api", "--serve-api"], env: [], boolean: true, parse: flag },
+  apiHost: { flags: ["--rp_api_host", "--api-host"], env: [], parse: text },
+  apiPort: { flags: ["--rp_api_port", "--api-port"], env: [], parse: integer(0, 65535) },
+  gracePeriod: {
+    flags: ["--grace-period"],
+    env: ["FLASH_GRACE_PERIOD"],
+    parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
+  },
+  port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
+  pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
+} satisfies Record<string, Option<unknown>>;
+
+type OptionName = keyof typeof OPTIONS;
+type Parsed = { [K in OptionName]?: ReturnType<(typeof OPTIONS)[K]["parse"]> };
+
+const BY_FLAG = new Map<string, OptionName>();
+for (const [name, option] of Object.entries(OPTIONS) as [OptionName, Option<unknown>][]) {
+  for (const f of option.flags) BY_FLAG.set(f, name);
+}
+
+export interface ParsedArgs {
+  config: Config;
+  /** Positional arguments and flags this parser does not know, left for the user (parse_known_args). */
+  rest: string[];
+}
+
+/** Reads flags, then env vars, then defaults: one precedence rule for every option. */
+export function parseConfig(argv: readonly string[], env: Env = process.env): ParsedArgs {
+  const fromFlags: Parsed = {};
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf("=");
+    const name = BY_FLAG.get(eq > 0 ? arg.slice(0, eq) : arg);
+    if (!name) {
+      rest.push(arg);
+      continue;
+    }
+    const option: Option<unknown> = OPTIONS[name];
+    let raw: string;
+    if (eq > 0) raw = arg.slice(eq + 1);
+    else if (option.boolean) raw = "true";
+    else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new ConfigError(`Flag ${arg} needs a value`);
+      raw = next;
+      i++;
+    }
+    (fromFlags as Record<string, unknown>)[name] = option.parse(
+      raw,
+      `flag ${eq > 0 ? arg.slice(0, eq) : arg}`,
+    );
+  }
+
+  const pick = <K extends OptionName>(name: K): Parsed[K] => {
+    if (fromFlags[name] !== undefined) return fromFlags[name];
+    const option: Option<unknown> = OPTIONS[name];
+    for (const variable of option.env) {
+      const raw = env[variable];
+      if (raw !== undefined && raw !== "")
+        return option.parse(raw, `environment variable ${variable}`) as Parsed[K];
+    }
+    return undefined;
+  };
+
+  const podId = env.RUNPOD_POD_ID;
+  const config: Config = {
+    testInput: pick("testInput"),
+    logLevel: pick("logLevel") ?? "INFO",
+    logJson: Boolean(env.RUNPOD_ENDPOINT_ID),
+    serveApi: pick("serveApi") ?? false,
+    apiHost: pick("apiHost") ?? "localhost",
+    apiPort: pick("apiPort") ?? 8000,
+    gracePeriodMs: pick("gracePeriod") ?? 30_000,
+    port: pick("port") ?? 80,
+    platform: {
+      getJobUrl: env.RUNPOD_WEBHOOK_GET_JOB || undefined,
+      postOutputUrl: env.RUNPOD_WEBHOOK_POST_OUTPUT || "JOB_DONE_URL",
+      postStreamUrl: env.RUNPOD_WEBHOOK_POST_STREAM || "JOB_STREAM_URL",
+      pingUrl: env.RUNPOD_WEBHOOK_PING || undefined,
+      pingIntervalMs: pick("pingInterval") ?? 10_000,
+      workerId: podId || crypto.randomUUID(),
+      workerIdFromEnv: Boolean(podId),
+      hostname: env.RUNPOD_POD_HOSTNAME || "unknown",
+      apiKey: env.RUNPOD_AI_API_KEY ?? "",
+      endpointId: env.RUNPOD_ENDPOINT_ID || undefined,
+    },
+  };
+  return { config, rest };
+}
