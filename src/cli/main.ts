@@ -37,12 +37,11 @@ async function main(argv: string[]): Promise<number> {
   return command.run(args);
 }
 
+// Handler code may leave timers or sockets open: when the command is done, the program is done.
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`flash: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -1,0 +1,47 @@
+import { existsSync } from "node:fs";
+import { extname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type App, registry } from "../runtime/registry.js";
+
+const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
+
+export class LoadError extends Error {
+  override name = "LoadError";
+}
+
+/** The handler file named on the command line, or the first default that exists in the working directory. */
+export function findHandlerFile(given: string | undefined): string {
+  if (given) {
+    const path = resolve(given);
+    if (!existsSync(path)) throw new LoadError(`Handler file not found: ${given}`);
+    return path;
+  }
+  const found = DEFAULT_FILES.map((f) => resolve(f)).find((path) => existsSync(path));
+  if (!found) throw new LoadError(`No handler file given and none of ${DEFAULT_FILES.join(", ")} exists here.`);
+  return found;
+}
+
+function isApp(value: unknown): value is App {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "handler";
+}
+
+/** Imports the user's file (TypeScript through tsx) and returns the app it registered or exports. */
+export async function loadApp(file: string): Promise<App> {
+  const reg = registry();
+  reg.managed = true;
+  const url = pathToFileURL(file).href;
+  let mod: { default?: unknown };
+  if ([".ts", ".mts", ".cts", ".tsx"].includes(extname(file))) {
+    const { tsImport } = await import("tsx/esm/api");
+    mod = (await tsImport(url, import.meta.url)) as { default?: unknown };
+  } else {
+    mod = (await import(url)) as { default?: unknown };
+  }
+  const app = isApp(mod.default) ? mod.default : reg.app;
+  if (!app) {
+    throw new LoadError(
+      `${file} registered no handler: call handler(fn) from "flash-worker" (and export its result as default).`,
+    );
+  }
+  return app;
+}

@@ -1,0 +1,41 @@
+import type { HandlerFn } from "./types.js";
+
+/** `concurrency_modifier` of runpod-python: given the current concurrency, returns the wanted one. */
+export type ConcurrencyModifier = (current: number) => number;
+
+export interface HandlerOptions {
+  /** Jobs run at once: a number, or a function asked before every take (default 1). */
+  concurrency?: number | ConcurrencyModifier;
+  /** Generators: the final output lists every chunk instead of `[]`. */
+  returnAggregateStream?: boolean;
+  /** Ask the platform to replace this worker after every job (`stopPod`), then exit. */
+  refreshWorker?: boolean;
+}
+
+/** A registered queue handler: what `handler()` returns and `start()` runs. */
+export interface HandlerDefinition<I = unknown, O = unknown> {
+  readonly kind: "handler";
+  readonly fn: HandlerFn<I, O>;
+  readonly concurrency: number | ConcurrencyModifier;
+  readonly returnAggregateStream: boolean;
+  readonly refreshWorker: boolean;
+}
+
+export function defineHandler<I, O>(fn: HandlerFn<I, O>, options: HandlerOptions = {}): HandlerDefinition<I, O> {
+  if (typeof fn !== "function") throw new TypeError(`handler(fn): fn must be a function, got ${typeof fn}`);
+  const { concurrency = 1 } = options;
+  if (typeof concurrency !== "function" && !isValidConcurrency(concurrency)) {
+    throw new TypeError(`handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`);
+  }
+  return {
+    kind: "handler",
+    fn,
+    concurrency,
+    returnAggregateStream: options.returnAggregateStream ?? false,
+    refreshWorker: options.refreshWorker ?? false,
+  };
+}
+
+export function isValidConcurrency(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1;
+}

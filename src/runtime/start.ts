@@ -1,0 +1,66 @@
+import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import { createLogger, type Logger } from "../log/index.js";
+import { VERSION } from "../version.js";
+import type { App } from "./registry.js";
+
+export interface StartOptions {
+  argv?: readonly string[];
+  env?: Record<string, string | undefined>;
+  /** The handler file, when started by `flash run/start`. */
+  file?: string;
+}
+
+/** Keeps a queue worker alive through stray errors from handler code; they are logged, not fatal. */
+function guardProcess(log: Logger): void {
+  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
+  process.on("unhandledRejection", (reason) =>
+    log.error(`Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`),
+  );
+}
+
+async function runQueueWorker(app: App, config: Config, log: Logger): Promise<number> {
+  // Loaded on demand so the one-shot path stays light.
+  const { createPlatformClient } = await import("../worker/client.js");
+  const { startHeartbeat } = await import("../worker/heartbeat.js");
+  const { QueueWorker } = await import("../worker/worker.js");
+  guardProcess(log);
+  const workerLog = log.child({ subject: "worker" });
+  const heartbeat = startHeartbeat(config, workerLog);
+  const client = createPlatformClient({ platform: config.platform, log: workerLog });
+  const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat });
+  const onSignal = (signal: NodeJS.Signals) => worker.shutdown(`${signal} received`);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  await worker.run();
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+  await heartbeat?.stop();
+  return 0;
+}
+
+/** Picks the mode from flags and environment (DESIGN §2) and runs the app; resolves to an exit code. */
+export async function startApp(app: App, options: StartOptions = {}): Promise<number> {
+  const env = options.env ?? process.env;
+  let config: Config;
+  try {
+    config = parseConfig(options.argv ?? process.argv.slice(2), env).config;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`flash-worker: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  config.file = options.file;
+  const log = createLogger({ level: config.logLevel, json: config.logJson });
+  process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
+  if (config.serveApi) {
+    log.error("--rp_serve_api needs the local platform, which this build does not include yet.");
+    return 1;
+  }
+  if (config.testInput !== undefined || !config.platform.getJobUrl) {
+    const { runOneShot } = await import("./one-shot.js");
+    return runOneShot(app, config, log.child({ subject: "local" }));
+  }
+  return runQueueWorker(app, config, log);
+}

@@ -1,0 +1,6 @@
+import { readFileSync } from "node:fs";
+
+/** This package's version, sent where runpod-python sends its SDK version (`runpod_version`). */
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;

@@ -1,0 +1,237 @@
+import { arch, platform as osPlatform, release } from "node:os";
+import type { PlatformConfig } from "../config/index.js";
+import type { JobResult, RawJob } from "../job/types.js";
+import type { Logger } from "../log/index.js";
+import { VERSION } from "../version.js";
+import { backoffMs, PING_RETRY, RESULT_RETRY, type RetryPolicy, sleep } from "./retry.js";
+import { type PlatformUrls, platformUrls } from "./urls.js";
+
+/** The platform answered 429: wait before asking again (worker-protocol §3.2). */
+export class TooManyRequests extends Error {
+  override name = "TooManyRequests";
+}
+
+/** A non-2xx answer that retrying will not fix, or that retries did not fix. */
+export class PlatformHttpError extends Error {
+  override name = "PlatformHttpError";
+  constructor(
+    readonly status: number,
+    readonly statusText: string,
+    readonly body: string,
+    readonly url: string,
+  ) {
+    super(`${status} ${statusText}${body ? `: ${body.slice(0, 300)}` : ""}`);
+  }
+}
+
+/** A post that failed every attempt on connection errors or 5xx answers. */
+export class DeliveryError extends Error {
+  override name = "DeliveryError";
+}
+
+/** A job-take answer that carried something other than a job with `id` and `input`. */
+export interface RejectedJob {
+  id?: string;
+  reason: string;
+}
+
+export interface TakeResult {
+  jobs: RawJob[];
+  rejected: RejectedJob[];
+}
+
+/** The worker's side of the protocol (worker-protocol §3): take, done, stream, progress, stop, ping. */
+export interface PlatformClient {
+  readonly urls: PlatformUrls;
+  take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult>;
+  done(jobId: string, result: JobResult, isStream: boolean): Promise<void>;
+  stream(jobId: string, output: unknown): Promise<void>;
+  progress(jobId: string, output: unknown): Promise<void>;
+  stopSignals(signal: AbortSignal): Promise<string[]>;
+  ping(jobIds: readonly string[], timeoutMs: number): Promise<number>;
+}
+
+export interface ClientOptions {
+  platform: PlatformConfig;
+  log: Logger;
+  fetch?: typeof fetch;
+  retry?: RetryPolicy;
+  pingRetry?: RetryPolicy;
+  /** Deadline of one long-poll (job-take, job-stop): 90 s as in runpod-python. */
+  pollTimeoutMs?: number;
+  /** Deadline of one result/stream/progress attempt. */
+  postTimeoutMs?: number;
+}
+
+export const USER_AGENT = `flash-worker/${VERSION} (${osPlatform()} ${release()}; ${arch()}) Language/Node.js ${process.versions.node}`;
+
+const POLL_TIMEOUT_MS = 90_000;
+const POST_TIMEOUT_MS = 60_000;
+
+function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { rejected: { reason: `Job is not a JSON object: ${JSON.stringify(value)?.slice(0, 200)}` } };
+  }
+  const job = value as Record<string, unknown>;
+  const id = typeof job.id === "string" && job.id.length > 0 ? job.id : undefined;
+  if (!id || !("input" in job)) {
+    const missing = [!id && "id", !("input" in job) && "input"].filter(Boolean).join(" and ");
+    return { rejected: { id, reason: `Job has missing field(s): ${missing}.` } };
+  }
+  return { job: job as RawJob };
+}
+
+const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
+
+export function createPlatformClient(options: ClientOptions): PlatformClient {
+  const { platform, log } = options;
+  const doFetch = options.fetch ?? fetch;
+  const retry = options.retry ?? RESULT_RETRY;
+  const pingRetry = options.pingRetry ?? PING_RETRY;
+  const pollTimeoutMs = options.pollTimeoutMs ?? POLL_TIMEOUT_MS;
+  const postTimeoutMs = options.postTimeoutMs ?? POST_TIMEOUT_MS;
+  const urls = platformUrls(platform);
+  const sessionHeaders = {
+    "Content-Type": "application/json",
+    Authorization: platform.apiKey,
+    "User-Agent": USER_AGENT,
+  };
+
+  async function get(url: string, signal: AbortSignal): Promise<Response> {
+    return doFetch(url, {
+      method: "GET",
+      headers: sessionHeaders,
+      signal: AbortSignal.any([signal, AbortSignal.timeout(pollTimeoutMs)]),
+    });
+  }
+
+  /** Posts a JSON body with the headers runpod-python sends (§3.4), retrying 5xx and connection errors. */
+  async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      let failure: string;
+      try {
+        const response = await doFetch(url, {
+          method: "POST",
+          // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (§12.1).
+          headers: {
+            ...sessionHeaders,
+            "Content-Type": "application/x-www-form-urlencoded",
+            charset: "utf-8",
+            "X-Request-ID": jobId,
+          },
+          body,
+          signal: AbortSignal.timeout(postTimeoutMs),
+        });
+        const text = await response.text();
+        if (response.ok) return;
+        const error = new PlatformHttpError(response.status, response.statusText, text, url);
+        if (!isRetryable(response.status)) throw error;
+        failure = error.message;
+      } catch (err) {
+        if (err instanceof PlatformHttpError) throw err;
+        failure = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}` : String(err);
+      }
+      if (attempt >= retry.attempts) {
+        throw new DeliveryError(`${what} for job ${jobId} failed after ${attempt} attempts: ${failure}`);
+      }
+      const wait = backoffMs(retry, attempt);
+      log.warn(`${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`, {
+        jobId,
+      });
+      await sleep(wait);
+    }
+  }
+
+  return {
+    urls,
+
+    async take(count, jobInProgress, signal) {
+      const url = urls.take(count, jobInProgress);
+      log.debug(`Taking ${count} job(s): ${url}`);
+      const response = await get(url, signal);
+      const text = await response.text();
+      if (response.status === 204) return { jobs: [], rejected: [] };
+      if (response.status === 400) {
+        log.debug("Received 400 from job-take: no job (expected when FlashBoot is enabled).");
+        return { jobs: [], rejected: [] };
+      }
+      if (response.status === 429) throw new TooManyRequests("job-take answered 429 Too Many Requests");
+      if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, url);
+      const type = response.headers.get("content-type") ?? "";
+      if (!type.includes("application/json") || text.length === 0) {
+        log.debug(`job-take answered without a JSON body (${type || "no content type"}): no job.`);
+        return { jobs: [], rejected: [] };
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        log.debug("job-take answered with malformed JSON: no job.");
+        return { jobs: [], rejected: [] };
+      }
+      const items = Array.isArray(body) ? body : [body];
+      const result: TakeResult = { jobs: [], rejected: [] };
+      for (const item of items) {
+        const checked = validateJob(item);
+        if ("job" in checked) result.jobs.push(checked.job);
+        else result.rejected.push(checked.rejected);
+      }
+      return result;
+    },
+
+    done(jobId, result, isStream) {
+      return post(urls.done(jobId, isStream), jobId, JSON.stringify(result), "Result post");
+    },
+
+    stream(jobId, output) {
+      return post(urls.stream(jobId), jobId, JSON.stringify({ output }), "Stream post");
+    },
+
+    progress(jobId, output) {
+      return post(urls.done(jobId, false), jobId, JSON.stringify({ status: "IN_PROGRESS", output }), "Progress post");
+    },
+
+    async stopSignals(signal) {
+      if (!urls.stop) return [];
+      const response = await get(urls.stop, signal);
+      const text = await response.text();
+      if (response.status === 204) return [];
+      if (response.status === 429) throw new TooManyRequests("job-stop answered 429 Too Many Requests");
+      if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, urls.stop);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        log.warn("job-stop answered with a body that is not JSON; ignoring it.");
+        return [];
+      }
+      const ids = (body as { jobsToStop?: unknown } | null)?.jobsToStop;
+      if (!Array.isArray(ids)) {
+        log.warn("job-stop answer has no jobsToStop list; ignoring it.");
+        return [];
+      }
+      const valid = ids.filter((id): id is string => typeof id === "string");
+      if (valid.length !== ids.length) log.warn("job-stop answer has entries that are not strings; dropped them.");
+      return valid;
+    },
+
+    async ping(jobIds, timeoutMs) {
+      const url = urls.ping(jobIds, VERSION);
+      if (!url) return 0;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          // Only Authorization, as runpod-python's ping sends (§3.7).
+          const response = await doFetch(url, {
+            headers: { Authorization: platform.apiKey },
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          await response.arrayBuffer();
+          if (!isRetryable(response.status) || attempt >= pingRetry.attempts) return response.status;
+        } catch (err) {
+          if (attempt >= pingRetry.attempts) throw err;
+        }
+        await sleep(backoffMs(pingRetry, attempt));
+      }
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// The heartbeat's own thread: pings every interval with the in-flight job ids the main thread last sent.
+import { writeSync } from "node:fs";
+import { parentPort, workerData } from "node:worker_threads";
+import { createLogger, describeError } from "../log/index.js";
+import { createPlatformClient } from "./client.js";
+import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
+
+const { config, intervalMs } = workerData as HeartbeatData;
+// Written straight to fd 1: the thread's process.stdout is relayed through the main thread, which may be busy.
+const log = createLogger({
+  level: config.logLevel,
+  json: config.logJson,
+  destination: { write: (line: string) => writeSync(1, line) },
+}).child({ subject: "heartbeat" });
+const client = createPlatformClient({ platform: config.platform, log });
+
+let jobIds: readonly string[] = [];
+let timer: NodeJS.Timeout | undefined;
+let stopped = false;
+
+async function beat(): Promise<void> {
+  const started = performance.now();
+  try {
+    const status = await client.ping(jobIds, intervalMs * 2);
+    log.debug(`Ping answered ${status} (${jobIds.length} job(s) in flight).`);
+  } catch (err) {
+    log.error(`Ping Request Error: ${describeError(err)}, attempting to restart ping.`);
+  }
+  if (!stopped) timer = setTimeout(beat, Math.max(0, intervalMs - (performance.now() - started)));
+}
+
+parentPort?.on("message", (message: HeartbeatMessage) => {
+  if (message.type === "jobs") jobIds = message.ids;
+  else {
+    stopped = true;
+    clearTimeout(timer);
+    parentPort?.close();
+  }
+});
+
+void beat();

@@ -1,0 +1,52 @@
+import { Worker } from "node:worker_threads";
+import type { Config } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import type { JobIdsListener } from "./worker.js";
+
+/** Pings faster than this are clamped: runpod-python turns values under 1000 ms into a hot loop (§12.15). */
+export const PING_INTERVAL_FLOOR_MS = 100;
+
+/** What the heartbeat thread is started with. */
+export interface HeartbeatData {
+  config: Config;
+  intervalMs: number;
+}
+
+export type HeartbeatMessage = { type: "jobs"; ids: readonly string[] } | { type: "stop" };
+
+export interface Heartbeat extends JobIdsListener {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the heartbeat on its own thread, so pings go on while a handler blocks the main event loop
+ * (runpod-python PR #425 moved its ping to a separate process for the same reason).
+ */
+export function startHeartbeat(config: Config, log: Logger): Heartbeat | undefined {
+  const { platform } = config;
+  if (!platform.pingUrl || !platform.apiKey || !platform.workerIdFromEnv) {
+    const missing = [
+      !platform.pingUrl && "RUNPOD_WEBHOOK_PING",
+      !platform.apiKey && "RUNPOD_AI_API_KEY",
+      !platform.workerIdFromEnv && "RUNPOD_POD_ID",
+    ].filter(Boolean);
+    log.info(`Heartbeat off: ${missing.join(", ")} not set.`);
+    return undefined;
+  }
+  const intervalMs = Math.max(PING_INTERVAL_FLOOR_MS, platform.pingIntervalMs);
+  const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  const data: HeartbeatData = { config, intervalMs };
+  const thread = new Worker(new URL(`./heartbeat-thread${extension}`, import.meta.url), { workerData: data });
+  thread.unref();
+  thread.on("error", (err) => log.error(`Heartbeat thread failed: ${err.message}`));
+  log.debug(`Heartbeat every ${intervalMs} ms.`);
+  return {
+    update(ids) {
+      thread.postMessage({ type: "jobs", ids } satisfies HeartbeatMessage);
+    },
+    async stop() {
+      thread.postMessage({ type: "stop" } satisfies HeartbeatMessage);
+      await thread.terminate();
+    },
+  };
+}
