@@ -17,7 +17,8 @@ export function findHandlerFile(given: string | undefined): string {
     return path;
   }
   const found = DEFAULT_FILES.map((f) => resolve(f)).find((path) => existsSync(path));
-  if (!found) throw new LoadError(`No handler file given and none of ${DEFAULT_FILES.join(", ")} exists here.`);
+  if (!found)
+    throw new LoadError(`No handler file given and none of ${DEFAULT_FILES.join(", ")} exists here.`);
   return found;
 }
 

@@ -21,11 +21,16 @@ export interface HandlerDefinition<I = unknown, O = unknown> {
   readonly refreshWorker: boolean;
 }
 
-export function defineHandler<I, O>(fn: HandlerFn<I, O>, options: HandlerOptions = {}): HandlerDefinition<I, O> {
+export function defineHandler<I, O>(
+  fn: HandlerFn<I, O>,
+  options: HandlerOptions = {},
+): HandlerDefinition<I, O> {
   if (typeof fn !== "function") throw new TypeError(`handler(fn): fn must be a function, got ${typeof fn}`);
   const { concurrency = 1 } = options;
   if (typeof concurrency !== "function" && !isValidConcurrency(concurrency)) {
-    throw new TypeError(`handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`);
+    throw new TypeError(
+      `handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`,
+    );
   }
   return {
     kind: "handler",

@@ -98,7 +98,11 @@ function streamErrorResult(err: unknown, log: Logger): JobResult {
  * The one job engine every mode uses: runs the handler (plain, async, generator or async generator),
  * shapes the result, catches errors, measures time and honours the abort signal.
  */
-export async function executeJob(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {
+export async function executeJob(
+  handler: HandlerFn,
+  raw: RawJob,
+  options: ExecuteOptions,
+): Promise<JobOutcome> {
   const { log, signal, worker } = options;
   const started = performance.now();
   const elapsed = () => performance.now() - started;
@@ -162,7 +166,10 @@ export async function executeJob(handler: HandlerFn, raw: RawJob, options: Execu
       const problem = findUnsafeJson(chunk, `stream chunk ${index}`);
       if (problem) {
         close();
-        return finish(errorResult(new TypeError(`Stream chunk cannot be sent as JSON: ${problem}`), worker, log), true);
+        return finish(
+          errorResult(new TypeError(`Stream chunk cannot be sent as JSON: ${problem}`), worker, log),
+          true,
+        );
       }
       if (options.returnAggregateStream) chunks.push(chunk);
       if (options.stream) {
@@ -170,7 +177,10 @@ export async function executeJob(handler: HandlerFn, raw: RawJob, options: Execu
           await options.stream(chunk);
         } catch (err) {
           close();
-          return finish({ error: `Stream chunk ${index} could not be delivered: ${errorMessage(err)}` }, true);
+          return finish(
+            { error: `Stream chunk ${index} could not be delivered: ${errorMessage(err)}` },
+            true,
+          );
         }
       }
       index++;

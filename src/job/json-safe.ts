@@ -36,7 +36,11 @@ export function findUnsafeJson(value: unknown, path: string): string | undefined
       for (let i = 0; i < obj.length && !found; i++) found = walk(obj[i], `${at}[${i}]`, true);
     } else {
       for (const key of Object.keys(obj)) {
-        found = walk((obj as Record<string, unknown>)[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`, false);
+        found = walk(
+          (obj as Record<string, unknown>)[key],
+          /^[A-Za-z_$][\w$]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`,
+          false,
+        );
         if (found) break;
       }
     }

@@ -28,7 +28,9 @@ function readTestJob(config: Config, log: Logger): { job?: Record<string, unknow
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    log.error(`Test input from ${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    log.error(
+      `Test input from ${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
     return {};
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
@@ -39,7 +41,11 @@ function readTestJob(config: Config, log: Logger): { job?: Record<string, unknow
 }
 
 /** The one-shot local test (worker-protocol §6.1): run one job, print the result, exit 0 or 1. */
-export async function runOneShot(definition: HandlerDefinition, config: Config, log: Logger): Promise<number> {
+export async function runOneShot(
+  definition: HandlerDefinition,
+  config: Config,
+  log: Logger,
+): Promise<number> {
   const { job } = readTestJob(config, log);
   if (!job) return 1;
   if (job.input === undefined || job.input === null) {
@@ -62,7 +68,9 @@ export async function runOneShot(definition: HandlerDefinition, config: Config, 
   if (outcome.kind !== "result") return 1;
   const { result } = outcome;
   if (result.error !== undefined) {
-    log.error(`Job ${raw.id} failed with error: ${typeof result.error === "string" ? result.error : JSON.stringify(result.error)}`);
+    log.error(
+      `Job ${raw.id} failed with error: ${typeof result.error === "string" ? result.error : JSON.stringify(result.error)}`,
+    );
     return 1;
   }
   log.info(`Job ${raw.id} completed successfully. (${Math.round(outcome.handlerMs)} ms)`);

@@ -14,7 +14,9 @@ export interface StartOptions {
 function guardProcess(log: Logger): void {
   process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
   process.on("unhandledRejection", (reason) =>
-    log.error(`Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`),
+    log.error(
+      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    ),
   );
 }
 

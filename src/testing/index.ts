@@ -58,5 +58,11 @@ export async function runJob<I, O>(
   if (outcome.kind === "aborted") {
     return { isStream: false, chunks, progress, aborted: outcome.reason, handlerMs: outcome.handlerMs };
   }
-  return { result: outcome.result, isStream: outcome.isStream, chunks, progress, handlerMs: outcome.handlerMs };
+  return {
+    result: outcome.result,
+    isStream: outcome.isStream,
+    chunks,
+    progress,
+    handlerMs: outcome.handlerMs,
+  };
 }

@@ -129,15 +129,21 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
         failure = error.message;
       } catch (err) {
         if (err instanceof PlatformHttpError) throw err;
-        failure = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}` : String(err);
+        failure =
+          err instanceof Error
+            ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`
+            : String(err);
       }
       if (attempt >= retry.attempts) {
         throw new DeliveryError(`${what} for job ${jobId} failed after ${attempt} attempts: ${failure}`);
       }
       const wait = backoffMs(retry, attempt);
-      log.warn(`${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`, {
-        jobId,
-      });
+      log.warn(
+        `${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
+        {
+          jobId,
+        },
+      );
       await sleep(wait);
     }
   }
@@ -188,7 +194,12 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     },
 
     progress(jobId, output) {
-      return post(urls.done(jobId, false), jobId, JSON.stringify({ status: "IN_PROGRESS", output }), "Progress post");
+      return post(
+        urls.done(jobId, false),
+        jobId,
+        JSON.stringify({ status: "IN_PROGRESS", output }),
+        "Progress post",
+      );
     },
 
     async stopSignals(signal) {
@@ -211,7 +222,8 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
         return [];
       }
       const valid = ids.filter((id): id is string => typeof id === "string");
-      if (valid.length !== ids.length) log.warn("job-stop answer has entries that are not strings; dropped them.");
+      if (valid.length !== ids.length)
+        log.warn("job-stop answer has entries that are not strings; dropped them.");
       return valid;
     },
 

@@ -3,7 +3,13 @@ import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
-import { DeliveryError, type PlatformClient, PlatformHttpError, type RejectedJob, TooManyRequests } from "./client.js";
+import {
+  DeliveryError,
+  type PlatformClient,
+  PlatformHttpError,
+  type RejectedJob,
+  TooManyRequests,
+} from "./client.js";
 import { ProgressSender } from "./progress.js";
 import { sleep } from "./retry.js";
 
@@ -33,7 +39,7 @@ export interface WorkerOptions {
 /** A platform answers stop messages; stream chunks above this fail the job with a clear message. */
 export const STREAM_CHUNK_LIMIT_BYTES = 1_000_000;
 /** When at capacity, re-ask the concurrency modifier at least this often. */
-const CAPACITY_RECHECK_MS = 1000;
+const CAPACITY_RECHECK_MS = 250;
 /** An empty take or stop poll answered faster than this waits out the rest: no hot loop on instant 204s. */
 const EMPTY_POLL_FLOOR_MS = 250;
 /** 429 from job-take or job-stop: pause as runpod-python does (§3.2). */
@@ -146,7 +152,9 @@ export class QueueWorker {
         const taken = await client.take(needed, this.running.size > 0, this.stopController.signal);
         failures = 0;
         if (this.stopping && taken.jobs.length > 0) {
-          log.warn(`job-take answered after shutdown began; running the ${taken.jobs.length} job(s) it gave.`);
+          log.warn(
+            `job-take answered after shutdown began; running the ${taken.jobs.length} job(s) it gave.`,
+          );
         }
         for (const job of taken.jobs) this.start(job);
         for (const rejected of taken.rejected) this.reject(rejected);
@@ -179,9 +187,12 @@ export class QueueWorker {
     }
     log.error(rejected.reason, { jobId: rejected.id });
     const id = rejected.id;
-    const finished = this.deliver(id, { error: rejected.reason }, false, log.child({ requestId: id })).finally(() =>
-      this.running.delete(id),
-    );
+    const finished = this.deliver(
+      id,
+      { error: rejected.reason },
+      false,
+      log.child({ requestId: id }),
+    ).finally(() => this.running.delete(id));
     this.running.set(id, { controller: new AbortController(), finished });
   }
 
@@ -203,7 +214,8 @@ export class QueueWorker {
 
   private async runJob(raw: RawJob, signal: AbortSignal): Promise<void> {
     const { client, definition, config } = this.options;
-    const bindings = typeof raw.batchId === "string" ? { requestId: raw.id, batchId: raw.batchId } : { requestId: raw.id };
+    const bindings =
+      typeof raw.batchId === "string" ? { requestId: raw.id, batchId: raw.batchId } : { requestId: raw.id };
     const log = this.options.log.child(bindings);
     const progress = new ProgressSender(client, raw.id, log);
     log.info("Started.");
@@ -219,7 +231,9 @@ export class QueueWorker {
           const body = JSON.stringify({ output: chunk });
           const size = Buffer.byteLength(body);
           if (size > STREAM_CHUNK_LIMIT_BYTES) {
-            throw new Error(`stream chunk is ${megabytes(size)}, over the platform's limit of ${megabytes(STREAM_CHUNK_LIMIT_BYTES)}`);
+            throw new Error(
+              `stream chunk is ${megabytes(size)}, over the platform's limit of ${megabytes(STREAM_CHUNK_LIMIT_BYTES)}`,
+            );
           }
           await client.stream(raw.id, chunk);
         },
@@ -243,7 +257,12 @@ export class QueueWorker {
     } catch (err) {
       // Nothing a handler does may leave a taken job unanswered.
       log.error(`Error handling job: ${describeError(err)}`);
-      await this.deliver(raw.id, { error: `Worker error while handling the job: ${describeError(err)}` }, false, log);
+      await this.deliver(
+        raw.id,
+        { error: `Worker error while handling the job: ${describeError(err)}` },
+        false,
+        log,
+      );
     }
   }
 
@@ -329,7 +348,9 @@ export class QueueWorker {
     log.warn(`Grace period over: reporting ${this.running.size} unfinished job(s) as failed.`);
     for (const job of this.running.values()) {
       job.controller.abort(
-        new WorkerShutdown(`Worker shut down before the job finished (grace period of ${graceMs / 1000} s ran out).`),
+        new WorkerShutdown(
+          `Worker shut down before the job finished (grace period of ${graceMs / 1000} s ran out).`,
+        ),
       );
     }
     await all();

@@ -1,0 +1,54 @@
+import { parseConfig } from "../../src/config/index.js";
+import { defineHandler, type HandlerOptions } from "../../src/job/definition.js";
+import type { HandlerFn } from "../../src/job/types.js";
+import { createLogger } from "../../src/log/index.js";
+import { createPlatformClient } from "../../src/worker/client.js";
+import { QueueWorker } from "../../src/worker/worker.js";
+import type { RecordingPlatform } from "./recording-platform.js";
+
+/** Fast retries so tests of the retry path take milliseconds; the shipped policy is RESULT_RETRY. */
+export const TEST_RETRY = { attempts: 3, baseMs: 5, maxMs: 10 };
+
+export interface RunningWorker {
+  worker: QueueWorker;
+  finished: Promise<void>;
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/** Runs a queue worker in this process against the recording platform. */
+export function startWorker(
+  platform: RecordingPlatform,
+  fn: HandlerFn,
+  options: HandlerOptions = {},
+  env: Record<string, string> = {},
+): RunningWorker {
+  const { config } = parseConfig([], { ...platform.env(), LOG_LEVEL: "DEBUG", ...env });
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "DEBUG",
+    json: false,
+    destination: { write: (l: string) => lines.push(l) },
+  });
+  const client = createPlatformClient({ platform: config.platform, log, retry: TEST_RETRY });
+  const worker = new QueueWorker({ definition: defineHandler(fn, options), config, client, log });
+  const finished = worker.run();
+  return {
+    worker,
+    finished,
+    lines,
+    async stop() {
+      worker.shutdown("test over");
+      await finished;
+    },
+  };
+}
+
+/** A promise with its resolve function, for handlers the test releases. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
