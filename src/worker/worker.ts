@@ -203,13 +203,15 @@ export class QueueWorker {
       return;
     }
     const controller = new AbortController();
-    const finished = this.runJob(raw, controller.signal).finally(() => {
+    const entry: RunningJob = { controller, finished: Promise.resolve() };
+    // Registered before the handler runs: a sync handler may hold the thread, and pings must name its job.
+    this.running.set(raw.id, entry);
+    heartbeat?.update([...this.running.keys()]);
+    entry.finished = this.runJob(raw, controller.signal).finally(() => {
       this.running.delete(raw.id);
       heartbeat?.update([...this.running.keys()]);
       this.wake?.();
     });
-    this.running.set(raw.id, { controller, finished });
-    heartbeat?.update([...this.running.keys()]);
   }
 
   private async runJob(raw: RawJob, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,116 @@
+// `flash run`: the one-shot local test through the real command, on the shipped examples.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { flashRun, ROOT } from "../process.js";
+
+describe("flash run", () => {
+  it("runs examples/echo with its test_input.json and exits 0", async () => {
+    const { code, stdout } = await flashRun(["run", "examples/echo/handler.ts"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("| local_test | Started.");
+    expect(stdout).toContain("Job local_test completed successfully.");
+    expect(stdout).toContain('Job result: {"output":{"name":"flash","message":"hello"}}');
+    expect(stdout).toContain("Local testing complete, exiting.");
+  });
+
+  it("runs a generator handler (runpod-python never iterates it locally) and shows every chunk", async () => {
+    const { code, stdout } = await flashRun(["run", "examples/stream/handler.ts"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'Job result: {"output":[{"token":"streams"},{"token":"come"},{"token":"one"},{"token":"chunk"},{"token":"at"},{"token":"a"},{"token":"time"}]}',
+    );
+  });
+
+  it("--test-input and --test_input override the file; id and extra fields pass through", async () => {
+    for (const flag of ["--test-input", "--test_input"]) {
+      const { code, stdout } = await flashRun([
+        "run",
+        "examples/echo/handler.ts",
+        flag,
+        '{"id": "my-job", "input": {"mock_return": [1, 2]}}',
+      ]);
+      expect(code).toBe(0);
+      expect(stdout).toContain("Job my-job completed successfully.");
+      expect(stdout).toContain('Job result: {"output":[1,2]}');
+    }
+  });
+
+  it("a handler error exits 1 with the error", async () => {
+    const { code, stdout } = await flashRun([
+      "run",
+      "examples/echo/handler.ts",
+      "--test-input",
+      '{"input": {"mock_error": "kaput"}}',
+    ]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(
+      /Job local_test failed with error: \{"error_type": "<class 'Error'>", "error_message": "kaput"/,
+    );
+  });
+
+  it("no test input anywhere: a clear message and exit 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(
+      join(dir, "handler.mjs"),
+      'export default { kind: "handler", fn: () => 1, concurrency: 1 };\n',
+    );
+    const { code, stdout } = await flashRun(["run", join(dir, "handler.mjs")], {}, dir);
+    expect(code).toBe(1);
+    expect(stdout).toContain("test_input.json not found, exiting.");
+  });
+
+  it("input missing or null: exit 1 with runpod-python's message", async () => {
+    const { code, stdout } = await flashRun([
+      "run",
+      "examples/echo/handler.ts",
+      "--test-input",
+      '{"id": "x"}',
+    ]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("Job has no input parameter. Unable to run.");
+  });
+
+  it("test input that is not JSON: exit 1 naming the source", async () => {
+    const { code, stdout } = await flashRun(["run", "examples/echo/handler.ts", "--test-input", "{nope"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("Test input from --test_input is not valid JSON");
+  });
+
+  it("an invalid LOG_LEVEL is a clear startup error", async () => {
+    const { code, stderr } = await flashRun(["run", "examples/echo/handler.ts"], { LOG_LEVEL: "LOUD" });
+    expect(code).toBe(1);
+    expect(stderr).toContain('Invalid log level "LOUD" in environment variable LOG_LEVEL');
+  });
+
+  it("a missing handler file and a file that registers nothing are clear errors", async () => {
+    const missing = await flashRun(["run", "nope/handler.ts"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("Handler file not found: nope/handler.ts");
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(join(dir, "empty.mjs"), "export const x = 1;\n");
+    const empty = await flashRun(["run", join(dir, "empty.mjs")]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("registered no handler");
+  });
+
+  it("node handler.js with the package installed starts the runtime by itself", async () => {
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    try {
+      writeFileSync(
+        join(dir, "handler.mjs"),
+        'import { handler } from "flash-worker";\nhandler((job) => ({ doubled: job.input.n * 2 }));\n',
+      );
+      writeFileSync(join(dir, "test_input.json"), '{"input": {"n": 21}}');
+      const { spawnSync } = await import("node:child_process");
+      const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
+      const result = spawnSync(process.execPath, ["handler.mjs"], { cwd: dir, encoding: "utf8", env });
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain('Job result: {"output":{"doubled":42}}');
+    } finally {
+      const { rmSync } = await import("node:fs");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

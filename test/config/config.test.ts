@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config/index.js";
+
+describe("parseConfig: flag > env > default", () => {
+  it("defaults", () => {
+    const { config, rest } = parseConfig([], {});
+    expect(config).toMatchObject({
+      logLevel: "INFO",
+      logJson: false,
+      serveApi: false,
+      apiHost: "localhost",
+      apiPort: 8000,
+      gracePeriodMs: 30_000,
+      port: 80,
+    });
+    expect(config.platform).toMatchObject({
+      postOutputUrl: "JOB_DONE_URL",
+      postStreamUrl: "JOB_STREAM_URL",
+      pingIntervalMs: 10_000,
+      hostname: "unknown",
+      apiKey: "",
+      workerIdFromEnv: false,
+    });
+    expect(config.platform.getJobUrl).toBeUndefined();
+    expect(rest).toStrictEqual([]);
+  });
+
+  it("accepts runpod-python spellings and kebab-case, with space or =", () => {
+    const a = parseConfig(
+      [
+        "--rp_log_level",
+        "debug",
+        "--rp_serve_api",
+        "--rp_api_port=9000",
+        "--rp_api_host",
+        "0.0.0.0",
+        "--test_input",
+        "{}",
+      ],
+      {},
+    ).config;
+    const b = parseConfig(
+      ["--log-level=DEBUG", "--serve-api", "--api-port", "9000", "--api-host=0.0.0.0", "--test-input={}"],
+      {},
+    ).config;
+    for (const c of [a, b]) {
+      expect(c).toMatchObject({
+        logLevel: "DEBUG",
+        serveApi: true,
+        apiPort: 9000,
+        apiHost: "0.0.0.0",
+        testInput: "{}",
+      });
+    }
+  });
+
+  it("a flag beats the environment, which beats the default", () => {
+    expect(parseConfig(["--log-level", "ERROR"], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("ERROR");
+    expect(parseConfig([], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("DEBUG");
+    expect(parseConfig([], { RUNPOD_LOG_LEVEL: "warn" }).config.logLevel).toBe("WARN");
+    expect(parseConfig([], { RUNPOD_DEBUG_LEVEL: "error" }).config.logLevel).toBe("ERROR");
+    expect(parseConfig([], { LOG_LEVEL: "WARNING", RUNPOD_LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("WARN");
+  });
+
+  it("leaves unknown flags and positionals for the user", () => {
+    expect(parseConfig(["handler.ts", "--model", "x", "--rp_log_level", "INFO"], {}).rest).toStrictEqual([
+      "handler.ts",
+      "--model",
+      "x",
+    ]);
+  });
+
+  it("reads the platform env vars (worker-protocol §2)", () => {
+    const { platform } = parseConfig([], {
+      RUNPOD_WEBHOOK_GET_JOB: "http://p/job-take/$ID?gpu=X",
+      RUNPOD_WEBHOOK_POST_OUTPUT: "http://p/done",
+      RUNPOD_WEBHOOK_POST_STREAM: "http://p/stream",
+      RUNPOD_WEBHOOK_PING: "http://p/ping",
+      RUNPOD_PING_INTERVAL: "5000",
+      RUNPOD_POD_ID: "pod1",
+      RUNPOD_POD_HOSTNAME: "host1",
+      RUNPOD_AI_API_KEY: "key",
+      RUNPOD_ENDPOINT_ID: "ep",
+    }).config;
+    expect(platform).toStrictEqual({
+      getJobUrl: "http://p/job-take/$ID?gpu=X",
+      postOutputUrl: "http://p/done",
+      postStreamUrl: "http://p/stream",
+      pingUrl: "http://p/ping",
+      pingIntervalMs: 5000,
+      workerId: "pod1",
+      workerIdFromEnv: true,
+      hostname: "host1",
+      apiKey: "key",
+      endpointId: "ep",
+    });
+    expect(parseConfig([], { RUNPOD_ENDPOINT_ID: "ep" }).config.logJson).toBe(true);
+  });
+
+  const bad: Array<[string[], Record<string, string>, string]> = [
+    [[], { LOG_LEVEL: "LOUD" }, 'Invalid log level "LOUD" in environment variable LOG_LEVEL'],
+    [["--rp_log_level", "x"], {}, 'Invalid log level "x" in flag --rp_log_level'],
+    [
+      ["--rp_api_port", "http"],
+      {},
+      'Invalid value "http" in flag --rp_api_port: expected a whole number from 0 to 65535',
+    ],
+    [[], { PORT: "70000" }, 'Invalid value "70000" in environment variable PORT'],
+    [[], { FLASH_GRACE_PERIOD: "-1" }, "environment variable FLASH_GRACE_PERIOD (seconds)"],
+    [[], { RUNPOD_PING_INTERVAL: "soon" }, "environment variable RUNPOD_PING_INTERVAL"],
+    [["--test-input"], {}, "Flag --test-input needs a value"],
+  ];
+  for (const [argv, env, message] of bad) {
+    it(`rejects ${JSON.stringify(argv)} ${JSON.stringify(env)} with a ConfigError`, () => {
+      expect(() => parseConfig(argv, env)).toThrow(ConfigError);
+      expect(() => parseConfig(argv, env)).toThrow(message);
+    });
+  }
+});

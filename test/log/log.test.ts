@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { createLogger, formatRecord, MAX_MESSAGE_LENGTH, truncateMessage } from "../../src/log/index.js";
+
+function capture(json: boolean, level: "DEBUG" | "INFO" | "SILENT" = "DEBUG") {
+  const lines: string[] = [];
+  const log = createLogger({ level, json, destination: { write: (l: string) => lines.push(l) } });
+  return { log, lines };
+}
+
+describe("logger", () => {
+  it("text lines: <timestamp> | <LEVEL> | <subject> | <message>", () => {
+    const { log, lines } = capture(false);
+    log.child({ subject: "worker" }).info("ready");
+    log.child({ requestId: "job-1" }).warn("slow");
+    log.error("plain");
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \| INFO \| worker \| ready\n$/);
+    expect(lines[1]).toMatch(/ \| WARN \| job-1 \| slow\n$/);
+    expect(lines[2]).toMatch(/ \| ERROR \| flash-worker \| plain\n$/);
+  });
+
+  it("JSON lines with requestId (null without a job), level and message", () => {
+    const { log, lines } = capture(true);
+    log.child({ requestId: "j1" }).info("Started.");
+    log.debug("idle");
+    expect(JSON.parse(lines[0]!)).toStrictEqual({ requestId: "j1", level: "INFO", message: "Started." });
+    expect(JSON.parse(lines[1]!)).toStrictEqual({ requestId: null, level: "DEBUG", message: "idle" });
+  });
+
+  it("adds [batchId=…] and extra fields", () => {
+    const { log, lines } = capture(false);
+    log.child({ requestId: "j1", batchId: "b7" }).info("hi", { attempt: 2 });
+    expect(lines[0]).toMatch(/ \| j1 \| \[batchId=b7\] hi \| \{"attempt":2\}\n$/);
+  });
+
+  it("honours the level; SILENT prints nothing", () => {
+    const info = capture(false, "INFO");
+    info.log.debug("hidden");
+    info.log.info("shown");
+    expect(info.lines.length).toBe(1);
+    const silent = capture(false, "SILENT");
+    silent.log.error("nothing");
+    expect(silent.lines.length).toBe(0);
+  });
+
+  it("cuts messages over 4096 characters in the middle, as runpod-python does", () => {
+    const long = `${"a".repeat(3000)}${"b".repeat(3000)}`;
+    const cut = truncateMessage(long);
+    expect(cut).toBe(
+      `${"a".repeat(2048)}\n...TRUNCATED ${6000 - MAX_MESSAGE_LENGTH} CHARACTERS...\n${"b".repeat(2048)}`,
+    );
+    expect(truncateMessage("short")).toBe("short");
+    expect(JSON.parse(formatRecord({ level: 30, msg: long }, true)).message).toBe(cut);
+  });
+});
