@@ -1,0 +1,84 @@
+// Base64 + pickle for one argument or result, with flash-toolkit.md §3's limits and exact messages.
+import { Buffer } from "node:buffer";
+import { type DecodeOptions, decode } from "./decode.js";
+import { type EncodeOptions, encode } from "./encode.js";
+import { DeserializeTimeoutError, PayloadTooLargeError, SerializationError } from "./errors.js";
+import { MAX_PAYLOAD_BASE64_CHARS } from "./limits.js";
+
+const NOT_ALPHABET = /[^A-Za-z0-9+/=]/g;
+
+/** Base64 text → bytes as Python's `base64.b64decode` (non-validating) reads it: stray characters dropped, padding checked. */
+export function b64decode(text: string): Uint8Array {
+  const clean = text.replace(NOT_ALPHABET, "");
+  const eq = clean.indexOf("=");
+  const data = eq < 0 ? clean : clean.slice(0, eq);
+  if (data.length % 4 === 1) {
+    throw new Error(
+      `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
+    );
+  }
+  const padded = data.length % 4 === 0 ? 0 : 4 - (data.length % 4);
+  if (clean.length - data.length < padded) throw new Error("Incorrect padding");
+  return new Uint8Array(Buffer.from(data, "base64"));
+}
+
+const reason = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Limit errors pass through unchanged (flash-toolkit.md §3.2); everything else gets the caller's prefix. */
+function wrap(prefix: string, e: unknown): Error {
+  if (e instanceof PayloadTooLargeError || e instanceof DeserializeTimeoutError) return e;
+  const inner = e instanceof SerializationError && e.cause !== undefined ? reason(e.cause) : reason(e);
+  return new SerializationError(`${prefix}: ${inner}`, { cause: e });
+}
+
+/** One base64 pickle → JS value. Throws PayloadTooLargeError, DeserializeTimeoutError or SerializationError. */
+export function deserializeArg(b64: unknown, options?: DecodeOptions): unknown {
+  try {
+    if (typeof b64 !== "string")
+      throw new Error(`expected a base64 string, got ${b64 === null ? "null" : typeof b64}`);
+    if (b64.length > MAX_PAYLOAD_BASE64_CHARS) throw new PayloadTooLargeError(b64.length);
+    return decode(b64decode(b64), options);
+  } catch (e) {
+    throw wrap("Failed to deserialize argument", e);
+  }
+}
+
+/** The `args` list of a FunctionRequest, each item checked and decoded on its own. */
+export function deserializeArgs(list: unknown, options?: DecodeOptions): unknown[] {
+  try {
+    if (!Array.isArray(list)) throw new Error("args must be a list of base64 strings");
+    return list.map((a) => deserializeArg(a, options));
+  } catch (e) {
+    throw wrap("Failed to deserialize args", e);
+  }
+}
+
+/** The `kwargs` object of a FunctionRequest; keys become own properties, never prototype setters. */
+export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record<string, unknown> {
+  try {
+    if (typeof obj !== "object" || obj === null || Array.isArray(obj))
+      throw new Error("kwargs must be an object");
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(obj)) {
+      // defineProperty: a "__proto__" key stays an own property instead of replacing the prototype
+      Object.defineProperty(out, k, {
+        value: deserializeArg(v, options),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  } catch (e) {
+    throw wrap("Failed to deserialize kwargs", e);
+  }
+}
+
+/** JS value → base64 pickle (protocol 5 unless asked), what `result` and the client's args carry. */
+export function serializeArg(value: unknown, options?: EncodeOptions): string {
+  try {
+    return Buffer.from(encode(value, options)).toString("base64");
+  } catch (e) {
+    throw wrap("Failed to serialize argument", e);
+  }
+}
