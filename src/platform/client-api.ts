@@ -1,0 +1,190 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { PlatformContext } from "./context.js";
+import type { EndpointState } from "./endpoint.js";
+import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitParam } from "./http.js";
+import { isTerminal, type JobRecord, jobView } from "./jobs.js";
+
+/** The platform's payload limits (worker-protocol §11): /run 10 MB, /runsync 20 MB. */
+export const RUN_BODY_LIMIT = 10 * MB;
+export const RUNSYNC_BODY_LIMIT = 20 * MB;
+/** /runsync and /status-sync wait this long without `?wait=` (the platform's 90 s). */
+export const DEFAULT_SYNC_WAIT_MS = 90_000;
+
+interface JobRequestBody {
+  input?: unknown;
+  webhook?: string;
+  policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
+}
+
+const jobRequestSchema = {
+  type: "object",
+  required: ["input"],
+  properties: {
+    input: {},
+    webhook: { type: "string", minLength: 1 },
+    webhookV2: { type: "string" },
+    policy: {
+      type: "object",
+      properties: {
+        executionTimeout: { type: "integer", minimum: 1 },
+        ttl: { type: "integer", minimum: 1 },
+        lowPriority: { type: "boolean" },
+      },
+    },
+  },
+} as const;
+
+type JobParams = { endpointId: string; jobId: string };
+
+/** The client API under /v2/<endpoint_id>/: what runpod-sdk and curl call (peers §E.3). */
+export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
+  const { scheduler } = ctx;
+  addJsonParser(app, "application/json");
+  app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
+
+  const jobFrom = (request: FastifyRequest): { endpoint: EndpointState; job: JobRecord } => {
+    const endpoint = endpointFrom(scheduler, request);
+    const { jobId } = request.params as JobParams;
+    const job = scheduler.job(endpoint, jobId);
+    if (!job) throw new HttpError(404, `Job ${jobId} not found`);
+    return { endpoint, job };
+  };
+
+  const submit = (request: FastifyRequest, sync: boolean): JobRecord => {
+    const endpoint = endpointFrom(scheduler, request);
+    const body = request.body as JobRequestBody;
+    if (body.input === undefined || body.input === null) {
+      throw new HttpError(400, 'Missing "input": the body must be {"input": ...}');
+    }
+    return scheduler.submit(endpoint, {
+      input: body.input,
+      ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+      ...(body.policy?.executionTimeout === undefined
+        ? {}
+        : { executionTimeoutMs: body.policy.executionTimeout }),
+      sync,
+    });
+  };
+
+  app.post("/run", { bodyLimit: RUN_BODY_LIMIT, schema: { body: jobRequestSchema } }, async (request) => {
+    const job = submit(request, false);
+    return { id: job.id, status: "IN_QUEUE" };
+  });
+
+  app.post(
+    "/runsync",
+    { bodyLimit: RUNSYNC_BODY_LIMIT, schema: { body: jobRequestSchema } },
+    async (request, reply) => {
+      const { wait } = request.query as { wait?: string };
+      const waitMs = waitParam(wait, DEFAULT_SYNC_WAIT_MS);
+      const job = submit(request, true);
+      await scheduler.waitForTerminal(job, waitMs, clientGone(reply));
+      return jobView(job);
+    },
+  );
+
+  const status = async (request: FastifyRequest) => jobView(jobFrom(request).job);
+  app.get("/status/:jobId", status);
+  app.post("/status/:jobId", status);
+
+  app.get("/status-sync/:jobId", async (request, reply) => {
+    const { wait } = request.query as { wait?: string };
+    const waitMs = waitParam(wait, DEFAULT_SYNC_WAIT_MS);
+    const { job } = jobFrom(request);
+    await scheduler.waitForTerminal(job, waitMs, clientGone(reply));
+    return jobView(job);
+  });
+
+  const stream = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { job } = jobFrom(request);
+    if (String(request.headers.accept ?? "").includes("text/event-stream")) return streamEvents(job, reply);
+    const gone = clientGone(reply);
+    const deadline = Date.now() + ctx.longPollMs;
+    let chunks = readStream(job);
+    // Hold the poll until there is something to say, so a client looping on /stream does not spin.
+    while (chunks.length === 0 && !isTerminal(job.status) && !gone.aborted && !scheduler.closed) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await scheduler.waitForChange(job, left, gone);
+      chunks = readStream(job);
+    }
+    return { id: job.id, status: job.status, stream: chunks };
+  };
+  app.get("/stream/:jobId", stream);
+  app.post("/stream/:jobId", stream);
+
+  /** Server-Sent Events: one `data:` event per chunk, then an `event: status` with the job, then the end. */
+  const streamEvents = async (job: JobRecord, reply: FastifyReply): Promise<void> => {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    res.flushHeaders();
+    const gone = clientGone(reply);
+    while (!gone.aborted) {
+      for (const chunk of readStream(job)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      if (isTerminal(job.status) || scheduler.closed) break;
+      await scheduler.waitForChange(job, ctx.longPollMs, gone);
+      if (!gone.aborted) res.write(": waiting\n\n");
+    }
+    if (!gone.aborted) res.end(`event: status\ndata: ${JSON.stringify(jobView(job))}\n\n`);
+  };
+
+  app.post("/cancel/:jobId", async (request) => {
+    const { endpoint, job } = jobFrom(request);
+    return jobView(scheduler.cancel(endpoint, job));
+  });
+
+  app.post("/retry/:jobId", async (request) => {
+    const { endpoint, job } = jobFrom(request);
+    if (!scheduler.retry(endpoint, job)) {
+      throw new HttpError(
+        400,
+        `Job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`,
+      );
+    }
+    return { id: job.id, status: job.status };
+  });
+
+  app.get("/health", async (request) => {
+    const endpoint = endpointFrom(scheduler, request);
+    let idle = 0;
+    let running = 0;
+    let unhealthy = 0;
+    for (const worker of endpoint.workers.values()) {
+      if (worker.unhealthy !== undefined) unhealthy++;
+      else if (worker.jobs.size > 0) running++;
+      else idle++;
+    }
+    return {
+      jobs: scheduler.health(endpoint),
+      workers: {
+        idle,
+        initializing: ctx.initializingWorkers(endpoint),
+        ready: idle,
+        running,
+        throttled: 0,
+        unhealthy,
+      },
+    };
+  });
+
+  app.post("/purge-queue", async (request) => {
+    const endpoint = endpointFrom(scheduler, request);
+    return { removed: scheduler.purge(endpoint), status: "completed" };
+  });
+}
+
+/** Chunks not yet handed out; a job without a generator gives its final output as one chunk. */
+function readStream(job: JobRecord): { output: unknown }[] {
+  const chunks = job.stream.slice(job.streamRead);
+  job.streamRead = job.stream.length;
+  if (isTerminal(job.status) && !job.streamed && job.hasOutput && !job.outputStreamed) {
+    job.outputStreamed = true;
+    chunks.push({ output: job.output });
+  }
+  return chunks;
+}

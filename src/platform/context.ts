@@ -1,0 +1,14 @@
+import type { Logger } from "../log/index.js";
+import type { EndpointState } from "./endpoint.js";
+import type { Scheduler } from "./scheduler.js";
+
+/** What the HTTP routes share: the scheduler, the key, and how long long-polls are held. */
+export interface PlatformContext {
+  scheduler: Scheduler;
+  apiKey: string;
+  log: Logger;
+  /** How long job-take, job-stop and /stream hold a request open waiting for something to say. */
+  longPollMs: number;
+  /** Workers the pool has started that have not yet called in (health's `initializing`). */
+  initializingWorkers(endpoint: EndpointState): number;
+}

@@ -1,0 +1,83 @@
+import type { JobRecord } from "./jobs.js";
+import { JobQueue } from "./queue.js";
+
+/** What an endpoint is made of: how its jobs run and, when the platform spawns them, its workers. */
+export interface EndpointConfig {
+  id: string;
+  name: string;
+  /** Execution timeout per job (the platform's default: 10 min). */
+  executionTimeoutMs: number;
+  /** Requeues after a lost worker before the job fails. */
+  maxRetries: number;
+  /** Worker processes to keep: at least min, at most max. */
+  workers: [min: number, max: number];
+  /** A spawned worker idle this long above min is stopped (the platform's default idle timeout: 5 s). */
+  idleTimeoutMs: number;
+  /** argv of a worker process; without it the endpoint only serves workers started elsewhere. */
+  command?: string[];
+  cwd?: string;
+  env: Record<string, string>;
+}
+
+export const ENDPOINT_DEFAULTS = {
+  executionTimeoutMs: 600_000,
+  maxRetries: 3,
+  workers: [0, 1] as [number, number],
+  idleTimeoutMs: 5_000,
+};
+
+/** A worker as the platform sees it: known from its requests, with the jobs it holds. */
+export interface WorkerRecord {
+  id: string;
+  /** Last request start or end. */
+  lastSeen: number;
+  /** Long-polls it has open right now; an open poll means it is alive. */
+  openPolls: number;
+  jobs: Set<JobRecord>;
+  /** Job ids to hand out on its next job-stop poll. */
+  stops: string[];
+  wakeStop?: () => void;
+  /** Set by a ping with `status=unhealthy` (worker-protocol §3.8). */
+  unhealthy?: string;
+  /** When it last held no job, for the pool's idle timeout. */
+  idleSince: number;
+  /** Being stopped by the pool: it gets no more jobs. */
+  draining?: boolean;
+}
+
+/** Counters /health reports. */
+export interface EndpointCounters {
+  completed: number;
+  failed: number;
+  retried: number;
+}
+
+export class EndpointState {
+  readonly queue: JobQueue;
+  readonly workers = new Map<string, WorkerRecord>();
+  readonly counters: EndpointCounters = { completed: 0, failed: 0, retried: 0 };
+  inProgress = 0;
+
+  constructor(
+    public config: EndpointConfig,
+    assign: (job: JobRecord, worker: WorkerRecord) => void,
+    private readonly now: () => number,
+  ) {
+    this.queue = new JobQueue((job, workerId) => assign(job, this.worker(workerId)));
+  }
+
+  get id(): string {
+    return this.config.id;
+  }
+
+  /** The worker's record, created on its first request. */
+  worker(id: string): WorkerRecord {
+    let worker = this.workers.get(id);
+    if (!worker) {
+      const now = this.now();
+      worker = { id, lastSeen: now, openPolls: 0, jobs: new Set(), stops: [], idleSince: now };
+      this.workers.set(id, worker);
+    }
+    return worker;
+  }
+}

@@ -1,0 +1,97 @@
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "../log/index.js";
+import type { EndpointState } from "./endpoint.js";
+import type { Scheduler } from "./scheduler.js";
+
+/** An error with the HTTP status to answer it with; the body is `{"error": message}`. */
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const MB = 1024 * 1024;
+
+export const formatBytes = (bytes: number): string =>
+  bytes % MB === 0 ? `${bytes / MB} MB` : `${(bytes / MB).toFixed(1)} MB`;
+
+/** Turns fastify's and our own errors into `{"error": "..."}` with a status a client can act on. */
+export function errorHandler(log: Logger) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
+    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      const limit = request.routeOptions.bodyLimit ?? 0;
+      return reply.code(413).send({
+        error: `Request body is larger than the ${formatBytes(limit)} limit of ${request.url.split("?")[0]}`,
+      });
+    }
+    if (err.validation) return reply.code(400).send({ error: `Invalid request: ${err.message}` });
+    const status = err.statusCode ?? 500;
+    if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.message}`);
+    return reply.code(status).send({ error: err.message });
+  };
+}
+
+/** JSON bodies; an empty body is no body (curl -X POST .../cancel/ID with a JSON content type). */
+export function addJsonParser(app: FastifyInstance, contentType: string | string[]): void {
+  app.addContentTypeParser(contentType, { parseAs: "string" }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new HttpError(400, `Malformed JSON body: ${(err as Error).message}`), undefined);
+    }
+  });
+}
+
+function sameKey(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (worker-protocol §3.1). */
+export function checkKey(request: FastifyRequest, apiKey: string, allowRaw: boolean): void {
+  const header = request.headers.authorization;
+  if (typeof header === "string") {
+    if (header.startsWith("Bearer ") && sameKey(header.slice(7).trim(), apiKey)) return;
+    if (allowRaw && sameKey(header.trim(), apiKey)) return;
+  }
+  throw new HttpError(
+    401,
+    header ? "Unauthorized: invalid API key" : "Unauthorized: missing Authorization: Bearer <API key> header",
+  );
+}
+
+/** The endpoint named in the URL, or a 404. */
+export function endpointFrom(scheduler: Scheduler, request: FastifyRequest): EndpointState {
+  const { endpointId } = request.params as { endpointId: string };
+  const endpoint = scheduler.endpoint(endpointId);
+  if (!endpoint) throw new HttpError(404, `Endpoint ${endpointId} not found`);
+  return endpoint;
+}
+
+/** Aborts when the client goes away before its answer is fully written. */
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** A `?wait=` value in ms within the platform's range 1000–300000 (peers §E.3), or the default. */
+export function waitParam(raw: unknown, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1_000 || value > 300_000) {
+    throw new HttpError(400, `Invalid wait "${String(raw)}": expected milliseconds from 1000 to 300000`);
+  }
+  return value;
+}

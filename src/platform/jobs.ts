@@ -1,0 +1,152 @@
+/** The platform's job states (worker-protocol §4.6). */
+export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
+
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set([
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMED_OUT",
+]);
+
+export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
+
+/** One job as the platform keeps it, from /run or /runsync until its retention ends. */
+export interface JobRecord {
+  id: string;
+  endpointId: string;
+  status: JobStatus;
+  input: unknown;
+  webhook?: string;
+  /** Taken from the endpoint, or the request's `policy.executionTimeout`. */
+  executionTimeoutMs: number;
+  /** Submitted with /runsync: shorter retention. */
+  sync: boolean;
+  createdAt: number;
+  takenAt?: number;
+  finishedAt?: number;
+  /** Queued → taken, in ms (DESIGN §4.5). */
+  delayTime?: number;
+  /** Taken → done, in ms. */
+  executionTime?: number;
+  workerId?: string;
+  /** Set once the job has output: progress while running, the result when done. */
+  output?: unknown;
+  hasOutput: boolean;
+  error?: unknown;
+  /** Chunks posted to job-stream, each `{output}`; `streamRead` is how many /stream has handed out. */
+  stream: { output: unknown }[];
+  streamRead: number;
+  /** A generator ran it (job-stream chunks or `isStream=true`); otherwise /stream hands out the final output once. */
+  streamed: boolean;
+  outputStreamed: boolean;
+  /** Times the job went back to the queue because its worker was lost. */
+  retries: number;
+  /** When /status stops knowing the job; set at the terminal state. */
+  expiresAt?: number;
+}
+
+/** The job as /status, /runsync, /cancel and webhooks show it. */
+export interface JobView {
+  id: string;
+  status: JobStatus;
+  delayTime?: number;
+  executionTime?: number;
+  workerId?: string;
+  output?: unknown;
+  error?: unknown;
+  retries?: number;
+}
+
+export function jobView(job: JobRecord): JobView {
+  const view: JobView = { id: job.id, status: job.status };
+  if (job.delayTime !== undefined) view.delayTime = job.delayTime;
+  if (job.executionTime !== undefined) view.executionTime = job.executionTime;
+  if (job.workerId !== undefined) view.workerId = job.workerId;
+  if (job.hasOutput) view.output = job.output;
+  if (job.error !== undefined) view.error = job.error;
+  if (job.retries > 0) view.retries = job.retries;
+  return view;
+}
+
+/** How long finished jobs stay visible (the platform: /run 30 min, /runsync 1 min). */
+export interface Retention {
+  runMs: number;
+  syncMs: number;
+}
+
+export const DEFAULT_RETENTION: Retention = { runMs: 30 * 60_000, syncMs: 60_000 };
+
+/** All jobs by id, with wake-ups for long-polls waiting on a job to change. */
+export class JobStore {
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly watchers = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly retention: Retention,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  add(job: JobRecord): void {
+    this.jobs.set(job.id, job);
+  }
+
+  get(id: string): JobRecord | undefined {
+    const job = this.jobs.get(id);
+    if (job?.expiresAt !== undefined && job.expiresAt <= this.now()) {
+      this.delete(id);
+      return undefined;
+    }
+    return job;
+  }
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  /** Starts the retention clock of a job that just reached a terminal state. */
+  retain(job: JobRecord): void {
+    job.expiresAt =
+      (job.finishedAt ?? this.now()) + (job.sync ? this.retention.syncMs : this.retention.runMs);
+  }
+
+  /** Forgets jobs whose retention ended; returns how many. */
+  sweep(): number {
+    const now = this.now();
+    let removed = 0;
+    for (const [id, job] of this.jobs) {
+      if (job.expiresAt !== undefined && job.expiresAt <= now) {
+        this.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  /** Wakes every long-poll waiting on this job. */
+  changed(job: JobRecord): void {
+    const set = this.watchers.get(job.id);
+    if (!set) return;
+    this.watchers.delete(job.id);
+    for (const wake of set) wake();
+  }
+
+  /** Registers a wake-up for the job's next change; returns the unregister function. */
+  watch(jobId: string, wake: () => void): () => void {
+    let set = this.watchers.get(jobId);
+    if (!set) {
+      set = new Set();
+      this.watchers.set(jobId, set);
+    }
+    set.add(wake);
+    return () => {
+      this.watchers.get(jobId)?.delete(wake);
+    };
+  }
+
+  private delete(id: string): void {
+    this.jobs.delete(id);
+    const set = this.watchers.get(id);
+    this.watchers.delete(id);
+    if (set) for (const wake of set) wake();
+  }
+}

@@ -1,0 +1,197 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Logger } from "../log/index.js";
+import type { EndpointState } from "./endpoint.js";
+import { newShortId } from "./ids.js";
+import type { Scheduler } from "./scheduler.js";
+
+export interface PoolOptions {
+  endpoint: EndpointState;
+  scheduler: Scheduler;
+  /** The RUNPOD_* variables that point a worker with this id at the platform. */
+  workerEnv(workerId: string): Record<string, string>;
+  log: Logger;
+  /** A worker asked to stop is killed after this long (it finishes its jobs first). */
+  stopGraceMs: number;
+  /** How often the pool looks at the queue and at idle workers. */
+  tickMs?: number;
+}
+
+interface WorkerProcess {
+  id: string;
+  child: ChildProcess;
+  startedAt: number;
+  /** It has called the platform at least once. */
+  contacted: boolean;
+  stopping: boolean;
+  exited: Promise<void>;
+}
+
+/** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
+const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
+
+/**
+ * The worker processes of one endpoint: at least min, up to max while jobs wait, idle ones above min
+ * stopped after the idle timeout, crashed ones replaced; their output goes to the platform log.
+ */
+export class WorkerPool {
+  private readonly processes = new Map<string, WorkerProcess>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+  private crashes = 0;
+  private respawnAt = 0;
+  private closed = false;
+
+  constructor(private readonly options: PoolOptions) {
+    this.unsubscribe = options.scheduler.onQueued((endpoint) => {
+      if (endpoint === options.endpoint) this.scale();
+    });
+    this.timer = setInterval(() => this.scale(), options.tickMs ?? 250);
+    this.timer.unref();
+    this.scale();
+  }
+
+  private get endpoint(): EndpointState {
+    return this.options.endpoint;
+  }
+
+  /** Worker processes running and not being stopped. */
+  get size(): number {
+    return this.alive().length;
+  }
+
+  /** Started but not yet heard from (health's `initializing`). */
+  get initializing(): number {
+    return this.alive().filter((p) => !this.hasContacted(p)).length;
+  }
+
+  /** Ids of the running workers, oldest first. */
+  get workerIds(): string[] {
+    return this.alive().map((p) => p.id);
+  }
+
+  /** Replaces every worker (the handler file changed): old ones finish their jobs, new ones take the next. */
+  restartAll(): void {
+    this.crashes = 0;
+    this.respawnAt = 0;
+    for (const worker of this.alive()) this.stop(worker);
+    this.scale();
+  }
+
+  /** Stops every worker, waiting for them to exit (killed after the grace period). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.unsubscribe();
+    for (const worker of this.processes.values()) this.stop(worker);
+    await Promise.all([...this.processes.values()].map((p) => p.exited));
+  }
+
+  /** Brings the number of workers in line with the queue. */
+  scale(): void {
+    if (this.closed || !this.endpoint.config.command) return;
+    const [min, max] = this.endpoint.config.workers;
+    const alive = this.alive();
+    const waiting = this.endpoint.queue.size;
+    // Workers still starting, and job-takes parked right now, will pick up queued jobs without help.
+    const coming = alive.filter((p) => !this.hasContacted(p)).length + this.endpoint.queue.waitingTakers;
+    const wanted = Math.max(min, Math.min(max, alive.length + Math.max(0, waiting - coming)));
+    if (wanted > alive.length && Date.now() >= this.respawnAt) {
+      for (let i = alive.length; i < wanted; i++) this.spawn();
+      return;
+    }
+    if (waiting > 0) return;
+    let count = alive.length;
+    const now = Date.now();
+    for (const worker of alive.reverse()) {
+      if (count <= min) break;
+      const record = this.endpoint.workers.get(worker.id);
+      if (!record || record.jobs.size > 0) continue;
+      const idleFor = now - Math.max(record.idleSince, worker.startedAt);
+      if (idleFor >= this.endpoint.config.idleTimeoutMs) {
+        this.options.log.info(`Worker:${worker.id} | idle for ${idleFor} ms; stopping it`);
+        this.stop(worker);
+        count--;
+      }
+    }
+  }
+
+  private alive(): WorkerProcess[] {
+    return [...this.processes.values()].filter((p) => !p.stopping);
+  }
+
+  private hasContacted(worker: WorkerProcess): boolean {
+    if (!worker.contacted && this.endpoint.workers.has(worker.id)) worker.contacted = true;
+    return worker.contacted;
+  }
+
+  private spawn(): void {
+    const [command, ...args] = this.endpoint.config.command ?? [];
+    if (!command) return;
+    const id = newShortId();
+    const log = this.options.log.child({ subject: id });
+    const child = spawn(command, args, {
+      cwd: this.endpoint.config.cwd,
+      env: { ...process.env, ...this.endpoint.config.env, ...this.options.workerEnv(id) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let resolveExit: () => void = () => {};
+    const worker: WorkerProcess = {
+      id,
+      child,
+      startedAt: Date.now(),
+      contacted: false,
+      stopping: false,
+      exited: new Promise((resolve) => {
+        resolveExit = resolve;
+      }),
+    };
+    this.processes.set(id, worker);
+    log.info(`Worker:${id} | starting: ${[command, ...args].join(" ")}`);
+    for (const [stream, level] of [
+      [child.stdout, "info"],
+      [child.stderr, "warn"],
+    ] as const) {
+      if (stream)
+        createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+          log[level](line),
+        );
+    }
+    child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
+    child.once("close", (code, signal) => {
+      this.processes.delete(id);
+      resolveExit();
+      this.exited(worker, code, signal);
+    });
+  }
+
+  private stop(worker: WorkerProcess): void {
+    if (worker.stopping) return;
+    worker.stopping = true;
+    this.options.scheduler.drain(this.endpoint, worker.id);
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+    worker.child.kill("SIGTERM");
+    const killer = setTimeout(() => worker.child.kill("SIGKILL"), this.options.stopGraceMs);
+    killer.unref();
+    void worker.exited.then(() => clearTimeout(killer));
+  }
+
+  private exited(worker: WorkerProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    const log = this.options.log.child({ subject: worker.id });
+    if (worker.stopping) log.info(`Worker:${worker.id} | stopped (${how})`);
+    else log.warn(`Worker:${worker.id} | exited with ${how}`);
+    this.options.scheduler.workerGone(this.endpoint, worker.id, `worker process exited with ${how}`);
+    if (worker.stopping || this.closed) return;
+    const lived = Date.now() - worker.startedAt;
+    if (code !== 0 && lived < CRASH_BACKOFF.healthyAfterMs) {
+      this.crashes++;
+      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
+      this.respawnAt = Date.now() + delay;
+      log.warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
+    } else {
+      this.crashes = 0;
+    }
+    this.scale();
+  }
+}

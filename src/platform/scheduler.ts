@@ -1,0 +1,483 @@
+import type { Logger } from "../log/index.js";
+import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
+import { newJobId } from "./ids.js";
+import { isTerminal, type JobRecord, type JobStatus, JobStore, type Retention } from "./jobs.js";
+import { longPoll } from "./long-poll.js";
+
+export interface SchedulerOptions {
+  retention: Retention;
+  /** A worker that holds jobs and has made no request for this long is lost; its jobs are requeued. */
+  workerLostMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface SubmitRequest {
+  input: unknown;
+  webhook?: string;
+  /** `policy.executionTimeout` of the request, overriding the endpoint's. */
+  executionTimeoutMs?: number;
+  sync: boolean;
+}
+
+/** A body posted to job-done (worker-protocol §3.4, §3.6, §15). */
+export interface ResultBody {
+  status?: unknown;
+  output?: unknown;
+  error?: unknown;
+  stopPod?: unknown;
+}
+
+/** What became of a worker's post: taken in, ignored as a repeat, or refused (the worker does not hold the job). */
+export type PostOutcome = "accepted" | "ignored" | "not-held";
+
+export interface HealthJobs extends EndpointCounters {
+  inProgress: number;
+  inQueue: number;
+}
+
+type JobListener = (job: JobRecord) => void;
+
+/**
+ * The job lifecycle of every endpoint: queue → taken by a worker → done, with the execution timeout,
+ * cancel, retry and lost-worker requeue that move jobs between those states.
+ */
+export class Scheduler {
+  readonly jobs: JobStore;
+  private readonly endpoints = new Map<string, EndpointState>();
+  private readonly timeouts = new Map<JobRecord, NodeJS.Timeout>();
+  private readonly closing = new AbortController();
+  private readonly terminalListeners = new Set<JobListener>();
+  private readonly queuedListeners = new Set<(endpoint: EndpointState) => void>();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
+  private readonly log: Logger;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.now = options.now ?? Date.now;
+    this.log = options.logger;
+    this.jobs = new JobStore(options.retention, this.now);
+    const every = Math.max(50, Math.min(1_000, Math.floor(options.workerLostMs / 4)));
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  // ---- endpoints -------------------------------------------------------------------------------
+
+  addEndpoint(config: EndpointConfig): EndpointState {
+    if (this.endpoints.has(config.id)) throw new Error(`Endpoint ${config.id} already exists`);
+    const endpoint = new EndpointState(config, (job, worker) => this.assign(endpoint, job, worker), this.now);
+    this.endpoints.set(config.id, endpoint);
+    return endpoint;
+  }
+
+  endpoint(id: string): EndpointState | undefined {
+    return this.endpoints.get(id);
+  }
+
+  listEndpoints(): EndpointState[] {
+    return [...this.endpoints.values()];
+  }
+
+  /** Removes an endpoint; its unfinished jobs end CANCELLED so none is left without a terminal state. */
+  removeEndpoint(id: string): boolean {
+    const endpoint = this.endpoints.get(id);
+    if (!endpoint) return false;
+    for (const job of endpoint.queue.purge())
+      this.finish(endpoint, job, "CANCELLED", { error: "Endpoint deleted" });
+    for (const worker of endpoint.workers.values()) {
+      for (const job of [...worker.jobs]) this.stop(endpoint, job, "CANCELLED", "Endpoint deleted");
+    }
+    this.endpoints.delete(id);
+    return true;
+  }
+
+  // ---- client side -----------------------------------------------------------------------------
+
+  submit(endpoint: EndpointState, request: SubmitRequest): JobRecord {
+    const job: JobRecord = {
+      id: newJobId(request.sync),
+      endpointId: endpoint.id,
+      status: "IN_QUEUE",
+      input: request.input,
+      executionTimeoutMs: request.executionTimeoutMs ?? endpoint.config.executionTimeoutMs,
+      sync: request.sync,
+      createdAt: this.now(),
+      hasOutput: false,
+      stream: [],
+      streamRead: 0,
+      streamed: false,
+      outputStreamed: false,
+      retries: 0,
+    };
+    if (request.webhook !== undefined) job.webhook = request.webhook;
+    this.jobs.add(job);
+    endpoint.queue.push(job);
+    this.emitQueued(endpoint);
+    return job;
+  }
+
+  /** The endpoint's job, or undefined when unknown, expired or another endpoint's. */
+  job(endpoint: EndpointState, id: string): JobRecord | undefined {
+    const job = this.jobs.get(id);
+    return job && job.endpointId === endpoint.id ? job : undefined;
+  }
+
+  /** Resolves on the job's next change, after `waitMs`, or when the signal aborts. */
+  waitForChange(job: JobRecord, waitMs: number, signal: AbortSignal): Promise<void> {
+    return longPoll<void>(waitMs, [signal, this.closing.signal], undefined, (wake) =>
+      this.jobs.watch(job.id, () => wake()),
+    );
+  }
+
+  /** Waits until the job is terminal or `waitMs` has passed; returns the job either way. */
+  async waitForTerminal(job: JobRecord, waitMs: number, signal: AbortSignal): Promise<JobRecord> {
+    const deadline = this.now() + waitMs;
+    while (!isTerminal(job.status) && !signal.aborted && !this.closing.signal.aborted) {
+      const left = deadline - this.now();
+      if (left <= 0) break;
+      await this.waitForChange(job, left, signal);
+    }
+    return job;
+  }
+
+  cancel(endpoint: EndpointState, job: JobRecord): JobRecord {
+    if (job.status === "IN_QUEUE") {
+      endpoint.queue.remove(job);
+      this.finish(endpoint, job, "CANCELLED", {});
+    } else if (job.status === "IN_PROGRESS") {
+      this.stop(endpoint, job, "CANCELLED");
+    }
+    return job;
+  }
+
+  /** Requeues a FAILED or TIMED_OUT job under the same id; false for any other state. */
+  retry(endpoint: EndpointState, job: JobRecord): boolean {
+    if (job.status !== "FAILED" && job.status !== "TIMED_OUT") return false;
+    job.status = "IN_QUEUE";
+    job.createdAt = this.now();
+    for (const key of [
+      "takenAt",
+      "finishedAt",
+      "delayTime",
+      "executionTime",
+      "workerId",
+      "error",
+      "expiresAt",
+    ] as const) {
+      delete job[key];
+    }
+    delete job.output;
+    job.hasOutput = false;
+    this.resetStream(job);
+    endpoint.counters.retried++;
+    endpoint.queue.push(job);
+    this.jobs.changed(job);
+    this.emitQueued(endpoint);
+    return true;
+  }
+
+  /** Cancels every queued job; running jobs keep running (the platform's purge-queue). */
+  purge(endpoint: EndpointState): number {
+    const removed = endpoint.queue.purge();
+    for (const job of removed) this.finish(endpoint, job, "CANCELLED", { error: "Removed by purge-queue" });
+    return removed.length;
+  }
+
+  health(endpoint: EndpointState): HealthJobs {
+    return { ...endpoint.counters, inProgress: endpoint.inProgress, inQueue: endpoint.queue.size };
+  }
+
+  // ---- worker side -----------------------------------------------------------------------------
+
+  /** Records that the worker made a request; returns the function that ends a long-poll it holds open. */
+  seen(endpoint: EndpointState, workerId: string, longPolling = false): () => void {
+    const worker = endpoint.worker(workerId);
+    worker.lastSeen = this.now();
+    if (!longPolling) return () => {};
+    worker.openPolls++;
+    return () => {
+      worker.openPolls--;
+      worker.lastSeen = this.now();
+    };
+  }
+
+  /** job-take: up to `max` jobs, waiting up to `waitMs` for the first (worker-protocol §3.2). */
+  take(
+    endpoint: EndpointState,
+    workerId: string,
+    max: number,
+    waitMs: number,
+    signal: AbortSignal,
+  ): Promise<JobRecord[]> {
+    if (endpoint.workers.get(workerId)?.draining) return Promise.resolve([]);
+    const ready = endpoint.queue.takeNow(workerId, max);
+    if (ready.length > 0) return Promise.resolve(ready);
+    return longPoll<JobRecord[]>(waitMs, [signal, this.closing.signal], [], (deliver) =>
+      endpoint.queue.wait({ workerId, max, deliver }),
+    );
+  }
+
+  /** The job-take answer never reached the worker (it disconnected first): the jobs go back, uncounted. */
+  undelivered(endpoint: EndpointState, workerId: string, jobs: JobRecord[]): void {
+    const worker = endpoint.workers.get(workerId);
+    for (const job of jobs) {
+      if (job.status !== "IN_PROGRESS" || job.workerId !== workerId || !worker?.jobs.has(job)) continue;
+      this.log
+        .child({ requestId: job.id })
+        .warn(`Worker:${workerId} | job-take answer not delivered; job requeued`);
+      this.requeue(endpoint, worker, job);
+    }
+  }
+
+  /** job-done: a progress update (`status: IN_PROGRESS`) or the final result (worker-protocol §3.4, §3.6). */
+  done(
+    endpoint: EndpointState,
+    workerId: string,
+    job: JobRecord,
+    body: ResultBody,
+    isStream: boolean,
+  ): PostOutcome {
+    const worker = endpoint.workers.get(workerId);
+    const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
+    if (!holds) return this.refuse(job, workerId, "job-done");
+    if (body.status === "IN_PROGRESS") {
+      job.output = body.output;
+      job.hasOutput = true;
+      this.jobs.changed(job);
+      return "accepted";
+    }
+    if (isStream) job.streamed = true;
+    const failed = Boolean(body.error);
+    const fields: { output?: unknown; error?: unknown } = {};
+    if ("output" in body) fields.output = body.output;
+    if (failed) fields.error = body.error;
+    this.finish(endpoint, job, failed ? "FAILED" : "COMPLETED", fields);
+    if (body.stopPod === true)
+      this.log.child({ subject: workerId }).info(`Worker:${workerId} | stopPod requested`);
+    return "accepted";
+  }
+
+  /** job-stream: one chunk `{output}` of a generator handler (worker-protocol §3.5). */
+  streamChunk(endpoint: EndpointState, workerId: string, job: JobRecord, body: ResultBody): PostOutcome {
+    const worker = endpoint.workers.get(workerId);
+    const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
+    if (!holds) return this.refuse(job, workerId, "job-stream");
+    job.stream.push({ output: body.output });
+    job.streamed = true;
+    this.jobs.changed(job);
+    return "accepted";
+  }
+
+  /** job-stop: the ids of the worker's jobs that were cancelled or timed out (worker-protocol §3.3). */
+  stopPoll(
+    endpoint: EndpointState,
+    workerId: string,
+    waitMs: number,
+    signal: AbortSignal,
+  ): Promise<string[]> {
+    const worker = endpoint.worker(workerId);
+    if (worker.stops.length > 0) return Promise.resolve(worker.stops.splice(0));
+    return longPoll<string[]>(waitMs, [signal, this.closing.signal], [], (deliver) => {
+      const wake = () => deliver(worker.stops.splice(0));
+      worker.wakeStop = wake;
+      return () => {
+        if (worker.wakeStop === wake) delete worker.wakeStop;
+      };
+    });
+  }
+
+  /** ping: liveness, and a fitness failure when `status=unhealthy` (worker-protocol §3.7, §3.8). */
+  ping(endpoint: EndpointState, workerId: string, unhealthy?: string): void {
+    const worker = endpoint.worker(workerId);
+    worker.lastSeen = this.now();
+    if (unhealthy !== undefined) {
+      worker.unhealthy = unhealthy;
+      this.log.child({ subject: workerId }).error(`Worker:${workerId} | reported unhealthy: ${unhealthy}`);
+    }
+  }
+
+  /** The worker is being stopped: it gets no more jobs, and its parked job-takes end empty. */
+  drain(endpoint: EndpointState, workerId: string): void {
+    endpoint.worker(workerId).draining = true;
+    endpoint.queue.release(workerId);
+  }
+
+  /** The worker is gone (exited, or stopped pinging): its jobs go back to the queue or fail after the retry limit. */
+  workerGone(endpoint: EndpointState, workerId: string, reason: string): void {
+    const worker = endpoint.workers.get(workerId);
+    if (!worker) return;
+    endpoint.workers.delete(workerId);
+    for (const job of [...worker.jobs]) {
+      const log = this.log.child({ requestId: job.id });
+      if (job.retries < endpoint.config.maxRetries) {
+        job.retries++;
+        endpoint.counters.retried++;
+        log.warn(
+          `Worker:${workerId} | ${reason}; job requeued (retry ${job.retries} of ${endpoint.config.maxRetries})`,
+        );
+        this.requeue(endpoint, worker, job);
+      } else {
+        log.error(`Worker:${workerId} | ${reason}; job failed after ${job.retries} retries`);
+        this.finish(endpoint, job, "FAILED", {
+          error: `Worker ${workerId} was lost (${reason}) and the job had no retries left (${endpoint.config.maxRetries})`,
+        });
+      }
+    }
+  }
+
+  // ---- events ----------------------------------------------------------------------------------
+
+  /** Called once per job each time it reaches a terminal state (webhooks, logs). */
+  onTerminal(listener: JobListener): () => void {
+    this.terminalListeners.add(listener);
+    return () => this.terminalListeners.delete(listener);
+  }
+
+  /** Called whenever jobs are queued (the pool scales up on it). */
+  onQueued(listener: (endpoint: EndpointState) => void): () => void {
+    this.queuedListeners.add(listener);
+    return () => this.queuedListeners.delete(listener);
+  }
+
+  get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
+  /** Ends every long-poll and timer so the server can close at once. */
+  close(): void {
+    this.closing.abort();
+    clearInterval(this.sweeper);
+    for (const timer of this.timeouts.values()) clearTimeout(timer);
+    this.timeouts.clear();
+  }
+
+  // ---- internals -------------------------------------------------------------------------------
+
+  private assign(endpoint: EndpointState, job: JobRecord, worker: WorkerRecord): void {
+    const now = this.now();
+    job.status = "IN_PROGRESS";
+    job.workerId = worker.id;
+    job.takenAt = now;
+    job.delayTime = now - job.createdAt;
+    worker.jobs.add(job);
+    worker.lastSeen = now;
+    endpoint.inProgress++;
+    const timer = setTimeout(() => this.timedOut(endpoint, job), job.executionTimeoutMs);
+    timer.unref();
+    this.timeouts.set(job, timer);
+    this.jobs.changed(job);
+    this.log.child({ requestId: job.id }).info(`Worker:${worker.id} | Delay Time: ${job.delayTime} ms`);
+  }
+
+  private timedOut(endpoint: EndpointState, job: JobRecord): void {
+    this.timeouts.delete(job);
+    if (job.status !== "IN_PROGRESS") return;
+    this.stop(endpoint, job, "TIMED_OUT", `Execution timeout after ${job.executionTimeoutMs} ms`);
+  }
+
+  /** Ends a running job from the platform side and tells its worker to stop it. */
+  private stop(
+    endpoint: EndpointState,
+    job: JobRecord,
+    status: "CANCELLED" | "TIMED_OUT",
+    error?: string,
+  ): void {
+    const worker = job.workerId === undefined ? undefined : endpoint.workers.get(job.workerId);
+    this.finish(endpoint, job, status, error === undefined ? {} : { error });
+    if (worker) {
+      worker.stops.push(job.id);
+      worker.wakeStop?.();
+    }
+  }
+
+  /** Back to the queue front: the job keeps its place in line and its id. */
+  private requeue(endpoint: EndpointState, worker: WorkerRecord, job: JobRecord): void {
+    this.release(endpoint, job, worker);
+    job.status = "IN_QUEUE";
+    for (const key of ["takenAt", "delayTime", "workerId"] as const) delete job[key];
+    delete job.output;
+    job.hasOutput = false;
+    this.resetStream(job);
+    endpoint.queue.push(job, true);
+    this.jobs.changed(job);
+    this.emitQueued(endpoint);
+  }
+
+  /** Takes a running job off its worker. */
+  private release(endpoint: EndpointState, job: JobRecord, worker: WorkerRecord | undefined): void {
+    const timer = this.timeouts.get(job);
+    if (timer) clearTimeout(timer);
+    this.timeouts.delete(job);
+    if (job.status === "IN_PROGRESS") endpoint.inProgress--;
+    if (worker?.jobs.delete(job) && worker.jobs.size === 0) worker.idleSince = this.now();
+  }
+
+  private finish(
+    endpoint: EndpointState,
+    job: JobRecord,
+    status: JobStatus,
+    fields: { output?: unknown; error?: unknown },
+  ): void {
+    const worker = job.workerId === undefined ? undefined : endpoint.workers.get(job.workerId);
+    this.release(endpoint, job, worker);
+    const now = this.now();
+    job.status = status;
+    job.finishedAt = now;
+    if (job.takenAt === undefined) {
+      job.delayTime = now - job.createdAt;
+      job.executionTime = 0;
+    } else {
+      job.executionTime = now - job.takenAt;
+    }
+    if ("output" in fields) {
+      job.output = fields.output;
+      job.hasOutput = true;
+    }
+    if (fields.error !== undefined) job.error = fields.error;
+    if (status === "COMPLETED") endpoint.counters.completed++;
+    else if (status === "FAILED" || status === "TIMED_OUT") endpoint.counters.failed++;
+    this.jobs.retain(job);
+    this.jobs.changed(job);
+    if (job.workerId !== undefined) {
+      this.log
+        .child({ requestId: job.id })
+        .info(`Worker:${job.workerId} | Execution Time: ${job.executionTime} ms`);
+    }
+    for (const listener of this.terminalListeners) listener(job);
+  }
+
+  private refuse(job: JobRecord, workerId: string, route: string): PostOutcome {
+    // A repeat from the worker that ran the job (a retried post, or a late one after cancel/timeout) is harmless.
+    if (isTerminal(job.status) && job.workerId === workerId) return "ignored";
+    this.log
+      .child({ requestId: job.id })
+      .warn(
+        `Worker:${workerId} | ${route} refused: the worker does not hold this job (status ${job.status})`,
+      );
+    return "not-held";
+  }
+
+  private sweep(): void {
+    this.jobs.sweep();
+    const now = this.now();
+    for (const endpoint of this.endpoints.values()) {
+      for (const worker of [...endpoint.workers.values()]) {
+        if (worker.openPolls > 0 || now - worker.lastSeen <= this.options.workerLostMs) continue;
+        if (worker.jobs.size > 0) this.workerGone(endpoint, worker.id, "stopped pinging");
+        else endpoint.workers.delete(worker.id);
+      }
+    }
+  }
+
+  private resetStream(job: JobRecord): void {
+    job.stream = [];
+    job.streamRead = 0;
+    job.streamed = false;
+    job.outputStreamed = false;
+  }
+
+  private emitQueued(endpoint: EndpointState): void {
+    for (const listener of this.queuedListeners) listener(endpoint);
+  }
+}

@@ -1,0 +1,232 @@
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import Fastify from "fastify";
+import { createLogger, type Logger } from "../log/index.js";
+import { clientApi } from "./client-api.js";
+import type { PlatformContext } from "./context.js";
+import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
+import { errorHandler } from "./http.js";
+import { newApiKey, newShortId } from "./ids.js";
+import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
+import {
+  type EndpointInfo,
+  type EndpointInit,
+  type EndpointManager,
+  managementApi,
+} from "./management-api.js";
+import { WorkerPool } from "./pool.js";
+import { Scheduler } from "./scheduler.js";
+import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
+import { workerApi } from "./worker-api.js";
+
+export interface PlatformOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: any free port. */
+  port?: number;
+  /** The key clients (Bearer) and workers (raw) must send; generated when not given. */
+  apiKey?: string;
+  logger?: Logger;
+  /** How long finished jobs stay visible (default /run 30 min, /runsync 1 min). */
+  retention?: Partial<Retention>;
+  /** A worker holding jobs that makes no request for this long is lost (default 30 s). */
+  workerLostMs?: number;
+  /** How long job-take, job-stop and /stream hold a request (default 30 s). */
+  longPollMs?: number;
+  /** RUNPOD_PING_INTERVAL given to spawned workers (default 10 s). */
+  pingIntervalMs?: number;
+  /** How long a stopped worker may finish its jobs before it is killed (default 30 s). */
+  workerStopGraceMs?: number;
+  webhooks?: Partial<WebhookOptions>;
+  /** Endpoints to create at start. */
+  endpoints?: EndpointInit[];
+  /** The worker argv for a handler file (default: `node <flash> start <file>`). */
+  workerCommand?: (file: string) => string[];
+}
+
+export interface Platform {
+  /** Base URL, e.g. http://127.0.0.1:8000; the API lives under `${url}/v2/<endpoint_id>/`. */
+  url: string;
+  host: string;
+  port: number;
+  apiKey: string;
+  scheduler: Scheduler;
+  createEndpoint(init: EndpointInit): EndpointInfo;
+  deleteEndpoint(id: string): Promise<boolean>;
+  listEndpoints(): EndpointInfo[];
+  /** The worker pool of an endpoint that has a worker command. */
+  pool(endpointId: string): WorkerPool | undefined;
+  /** The environment that points a worker at this platform (worker-protocol §2.1). */
+  workerEnv(endpointId: string, workerId: string): Record<string, string>;
+  /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
+  close(): Promise<void>;
+}
+
+/** `node <flash> start <file>`, from the sources through tsx when this module runs from them. */
+export function defaultWorkerCommand(file: string): string[] {
+  const here = fileURLToPath(import.meta.url);
+  const root = resolve(dirname(here), "../..");
+  if (here.endsWith(".ts")) {
+    return [
+      process.execPath,
+      "--import",
+      import.meta.resolve("tsx"),
+      resolve(root, "src/cli/main.ts"),
+      "start",
+      file,
+    ];
+  }
+  return [process.execPath, resolve(root, "dist/cli/main.js"), "start", file];
+}
+
+/** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */
+export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
+  const log = options.logger ?? createLogger({ level: "INFO", json: false });
+  const platformLog = log.child({ subject: "platform" });
+  const apiKey = options.apiKey ?? newApiKey();
+  const scheduler = new Scheduler({
+    retention: { ...DEFAULT_RETENTION, ...options.retention },
+    workerLostMs: options.workerLostMs ?? 30_000,
+    logger: log,
+  });
+  const webhooks = new WebhookSender({ ...WEBHOOK_DEFAULTS, ...options.webhooks }, log);
+  scheduler.onTerminal((job) => webhooks.send(job));
+  const pools = new Map<string, WorkerPool>();
+  const workerCommand = options.workerCommand ?? defaultWorkerCommand;
+
+  const ctx: PlatformContext = {
+    scheduler,
+    apiKey,
+    log: platformLog,
+    longPollMs: options.longPollMs ?? 30_000,
+    initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
+  };
+
+  const app = Fastify({ logger: false, forceCloseConnections: true });
+  app.setErrorHandler(errorHandler(platformLog));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
+  );
+  // Client and worker routes share the /v2/<endpoint_id>/ prefix but not their auth or body parsers.
+  await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
+  await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
+
+  let baseUrl = "";
+  const info = (endpoint: EndpointState): EndpointInfo => {
+    const { config } = endpoint;
+    return {
+      id: config.id,
+      name: config.name,
+      url: `${baseUrl}/v2/${config.id}`,
+      workers: config.workers,
+      executionTimeoutMs: config.executionTimeoutMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+      maxRetries: config.maxRetries,
+      ...(config.command ? { command: config.command } : {}),
+      ...(config.cwd ? { cwd: config.cwd } : {}),
+      workersRunning: pools.get(config.id)?.size ?? 0,
+    };
+  };
+
+  const workerEnv = (endpointId: string, workerId: string): Record<string, string> => {
+    const base = `${baseUrl}/v2/${endpointId}`;
+    return {
+      RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=local`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
+      RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
+      RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=local`,
+      RUNPOD_POD_ID: workerId,
+      RUNPOD_AI_API_KEY: apiKey,
+      RUNPOD_PING_INTERVAL: String(options.pingIntervalMs ?? 10_000),
+    };
+  };
+
+  const manager: EndpointManager = {
+    create(init) {
+      const config = endpointConfig(init, workerCommand);
+      const endpoint = scheduler.addEndpoint(config);
+      if (config.command) {
+        pools.set(
+          config.id,
+          new WorkerPool({
+            endpoint,
+            scheduler,
+            workerEnv: (workerId) => workerEnv(config.id, workerId),
+            log,
+            stopGraceMs: options.workerStopGraceMs ?? 30_000,
+          }),
+        );
+      }
+      platformLog.info(`Endpoint ${config.id} (${config.name}) ready at ${baseUrl}/v2/${config.id}`);
+      return info(endpoint);
+    },
+    async remove(id) {
+      const pool = pools.get(id);
+      pools.delete(id);
+      const removed = scheduler.removeEndpoint(id);
+      await pool?.close();
+      return removed;
+    },
+    list: () => scheduler.listEndpoints().map(info),
+  };
+  await app.register(managementApi, { ctx, manager });
+
+  await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");
+  const host = connectHost(address.address);
+  baseUrl = `http://${host}:${address.port}`;
+  for (const init of options.endpoints ?? []) manager.create(init);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    host,
+    port: address.port,
+    apiKey,
+    scheduler,
+    createEndpoint: (init) => manager.create(init),
+    deleteEndpoint: (id) => manager.remove(id),
+    listEndpoints: () => manager.list(),
+    pool: (id) => pools.get(id),
+    workerEnv,
+    close() {
+      closing ??= (async () => {
+        scheduler.close();
+        await Promise.all([...pools.values()].map((pool) => pool.close()));
+        await app.close();
+        await webhooks.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Where clients and workers reach a server bound to this address (a wildcard is reached on loopback). */
+function connectHost(address: string): string {
+  if (address === "0.0.0.0") return "127.0.0.1";
+  if (address === "::") return "[::1]";
+  return address.includes(":") ? `[${address}]` : address;
+}
+
+function endpointConfig(init: EndpointInit, workerCommand: (file: string) => string[]): EndpointConfig {
+  const id = init.id ?? newShortId();
+  const workers = init.workers ?? ENDPOINT_DEFAULTS.workers;
+  const [min, max] = workers;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
+    throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
+  }
+  const command =
+    init.command ?? (init.file ? workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
+  return {
+    id,
+    name: init.name ?? id,
+    executionTimeoutMs: init.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
+    maxRetries: init.maxRetries ?? ENDPOINT_DEFAULTS.maxRetries,
+    workers: [min, max],
+    idleTimeoutMs: init.idleTimeoutMs ?? ENDPOINT_DEFAULTS.idleTimeoutMs,
+    ...(command ? { command } : {}),
+    ...(init.cwd ? { cwd: init.cwd } : {}),
+    env: init.env ?? {},
+  };
+}
