@@ -180,7 +180,7 @@ describe("own hostile payloads", () => {
       t += 5000; // every clock read is five seconds later
       return t;
     };
-    const items = new Array(100_000).fill([0x4b, 1]).flat();
+    const items = new Array(300_000).fill([0x4b, 1]).flat();
     const bytes = pk(0x80, 5, 0x5d, 0x28, items, 0x65, 0x2e);
     let err: unknown;
     try {
