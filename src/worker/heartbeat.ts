@@ -36,15 +36,35 @@ export function startHeartbeat(config: Config, log: Logger): Heartbeat | undefin
   const intervalMs = Math.max(PING_INTERVAL_FLOOR_MS, platform.pingIntervalMs);
   const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
   const data: HeartbeatData = { config, intervalMs };
-  const thread = new Worker(new URL(`./heartbeat-thread${extension}`, import.meta.url), { workerData: data });
-  thread.unref();
-  thread.on("error", (err) => log.error(`Heartbeat thread failed: ${err.message}`));
+  let jobIds: readonly string[] = [];
+  let stopping = false;
+  let thread: Worker;
+
+  // A small heap is plenty for a ping loop and keeps the worker's idle memory down.
+  const spawnThread = () => {
+    thread = new Worker(new URL(`./heartbeat-thread${extension}`, import.meta.url), {
+      workerData: data,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
+    });
+    thread.unref();
+    thread.postMessage({ type: "jobs", ids: jobIds } satisfies HeartbeatMessage);
+    thread.on("error", (err) => log.error(`Heartbeat thread failed: ${err.message}`));
+    // The platform kills workers that stop pinging: a heartbeat that dies is started again.
+    thread.on("exit", (code) => {
+      if (stopping) return;
+      log.error(`Heartbeat thread exited (code ${code}); restarting it.`);
+      setTimeout(spawnThread, 100).unref();
+    });
+  };
+  spawnThread();
   log.debug(`Heartbeat every ${intervalMs} ms.`);
   return {
     update(ids) {
+      jobIds = ids;
       thread.postMessage({ type: "jobs", ids } satisfies HeartbeatMessage);
     },
     async stop() {
+      stopping = true;
       thread.postMessage({ type: "stop" } satisfies HeartbeatMessage);
       await thread.terminate();
     },
