@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type App, registry } from "../runtime/registry.js";
+import { type App, registry, versionMismatch } from "../runtime/registry.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
@@ -38,6 +38,8 @@ export async function loadApp(file: string): Promise<App> {
   } else {
     mod = (await import(url)) as { default?: unknown };
   }
+  const mismatch = versionMismatch();
+  if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   const app = isApp(mod.default) ? mod.default : reg.app;
   if (!app) {
     throw new LoadError(

@@ -9,8 +9,8 @@ interface Registry {
   app?: App;
   /** Set by `flash` and by `flash-worker/testing`: they start apps themselves, so handler() must not. */
   managed: boolean;
-  /** The version that created the registry, to detect a second copy of the package. */
-  version: string;
+  /** Every version of this package that has loaded in the process: more than one means two copies. */
+  versions: Set<string>;
 }
 
 // Kept on globalThis so the CLI and a user's own copy of the package share one registry.
@@ -18,6 +18,15 @@ const KEY = Symbol.for("flash-worker.registry");
 const holder = globalThis as { [KEY]?: Registry };
 
 export function registry(): Registry {
-  holder[KEY] ??= { managed: false, version: VERSION };
+  holder[KEY] ??= { managed: false, versions: new Set() };
+  holder[KEY].versions.add(VERSION);
   return holder[KEY];
+}
+
+/** A warning when the app imported another copy of the package than the one running it (e.g. in an image). */
+export function versionMismatch(): string | undefined {
+  const { versions } = registry();
+  if (versions.size <= 1) return undefined;
+  const others = [...versions].filter((v) => v !== VERSION);
+  return `The app imports flash-worker ${others.join(", ")}, but the runtime running it is ${VERSION}; handlers registered with either work, but behaviour follows ${VERSION}. Remove flash-worker from the app's dependencies to use the runtime's copy, or pin the same version.`;
 }

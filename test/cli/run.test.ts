@@ -113,4 +113,34 @@ describe("flash run", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("warns when the app imports another copy of flash-worker than the runtime running it", async () => {
+    const { cpSync, mkdirSync, rmSync } = await import("node:fs");
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    try {
+      const copy = join(dir, "node_modules", "flash-worker");
+      mkdirSync(copy, { recursive: true });
+      cpSync(join(ROOT, "dist"), join(copy, "dist"), { recursive: true });
+      const pkg = JSON.parse((await import("node:fs")).readFileSync(join(ROOT, "package.json"), "utf8"));
+      writeFileSync(join(copy, "package.json"), JSON.stringify({ ...pkg, version: "0.0.9" }));
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "user-app", type: "module" }));
+      writeFileSync(
+        join(dir, "handler.mjs"),
+        'import { handler } from "flash-worker";\nexport default handler(() => "copy");\n',
+      );
+      const { code, stdout, stderr } = await flashRun([
+        "run",
+        join(dir, "handler.mjs"),
+        "--test-input",
+        '{"input": 1}',
+      ]);
+      expect(code).toBe(0);
+      expect(stdout).toContain('Job result: {"output":"copy"}');
+      expect(stderr).toMatch(
+        /warning: The app imports flash-worker 0\.0\.9, but the runtime running it is \d+\.\d+\.\d+/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
