@@ -85,546 +85,649 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
 
 /** Decodes one pickle. Throws PickleError (bad or refused input) or DeserializeTimeoutError. */
 export function decode(input: Uint8Array, options: DecodeOptions = {}): unknown {
-  // a plain Uint8Array view, so slice() copies even when the caller passed a Buffer
-  const buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  const end = buf.length;
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const node = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
-  const now = options.now ?? (() => performance.now());
-  const timeoutSeconds = options.timeoutSeconds ?? DESERIALIZE_TIMEOUT_SECONDS;
-  const deadline = now() + timeoutSeconds * 1000;
-  const maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
-  const maxDepth = options.maxDepth ?? MAX_DEPTH;
+  return new Unpickler(input, options).run();
+}
 
-  const stack: unknown[] = [];
-  const marks: number[] = [];
-  let base = 0; // index of the innermost MARK: nothing below it is reachable
-  const memo: unknown[] = [];
-  let memoCount = 0;
-  const tuples: unknown[][] = [];
-  let containers = 0;
-  let liveGlobals = 0;
-  let replaced: Map<object, Map<unknown, unknown>> | undefined;
-  const budget = { copied: 0, max: MAX_COPIED_ITEMS };
-  let ops = 0;
-  let pos = 0;
+/**
+ * One decode. State lives in fields and helpers are methods (stable call targets), so the optimizing
+ * compiler keeps its code across calls; `pos` stays a local of the hot loop.
+ */
+class Unpickler {
+  private readonly buf: Uint8Array;
+  private readonly dv: DataView;
+  private readonly node: Buffer;
+  private readonly now: () => number;
+  private readonly timeoutSeconds: number;
+  private readonly deadline: number;
+  private readonly maxMemo: number;
+  private readonly maxDepth: number;
+  private readonly stack: unknown[] = [];
+  private readonly marks: number[] = [];
+  /** Index of the innermost MARK: nothing below it is reachable. */
+  private base = 0;
+  private readonly memo: unknown[] = [];
+  private memoCount = 0;
+  private readonly tuples: unknown[][] = [];
+  /** Allow-listed globals pushed and not yet applied by REDUCE. */
+  private liveGlobals = 0;
+  /** Dicts that became Maps at their first non-str key: old object → Map. */
+  private replaced: Map<object, Map<unknown, unknown>> | undefined = undefined;
+  /** Nesting depth of containers holding containers (absent = 1); checked as the graph is built. */
+  private readonly depths = new WeakMap<object, number>();
+  /** Containers pushed again by a memo get or DUP: if one grows later, depths seen by its holders may be stale. */
+  private refetched: WeakSet<object> | undefined = undefined;
+  private stale = false;
+  private readonly budget = { copied: 0, max: MAX_COPIED_ITEMS };
 
-  const need = (n: number): void => {
-    if (n > end - pos) throw truncated();
-  };
-  const readLine = (): number => {
-    const nl = buf.indexOf(0x0a, pos);
-    if (nl < 0) throw truncated();
-    return nl;
-  };
-  const lineText = (): string => {
-    const nl = readLine();
-    const s = asciiStrict(buf, pos, nl);
-    pos = nl + 1;
-    return s;
-  };
-  const utf8Line = (): string => {
-    const nl = readLine();
-    const s = decodeUtf8(buf, node, pos, nl);
-    pos = nl + 1;
-    return s;
-  };
-  const popMark = (): number => {
-    const m = marks.pop();
-    if (m === undefined) throw new PickleError("could not find MARK");
-    base = marks.length > 0 ? marks[marks.length - 1]! : 0;
-    return m;
-  };
-  const pop = (): unknown => {
-    if (stack.length <= base) throw underflow();
-    return stack.pop();
-  };
-  const top = (): unknown => {
-    if (stack.length <= base) throw underflow();
-    return stack[stack.length - 1];
-  };
-  const makeTuple = (items: unknown[]): unknown[] => {
-    markTuple(items);
-    tuples.push(items);
-    containers++;
-    return items;
-  };
-  const memoPut = (idx: number): void => {
-    const v = top();
-    if (memo[idx] === undefined) {
-      if (++memoCount > maxMemo) throw new PickleError(`pickle memo exceeds ${maxMemo} entries`);
-    }
-    memo[idx] = v;
-  };
-  const memoGet = (idx: number): void => {
-    let v = memo[idx];
-    if (v === undefined) throw new PickleError(`Memo value not found at index ${idx}`);
-    if (typeof v === "object" && v !== null) {
-      if (v instanceof GlobalRef) liveGlobals++;
-      else if (replaced !== undefined) v = replaced.get(v) ?? v;
-    }
-    stack.push(v);
-  };
-  const discard = (from: number): void => {
-    for (let i = from; i < stack.length; i++) if (stack[i] instanceof GlobalRef) liveGlobals--;
-    stack.length = from;
-  };
-  /** Stores key → value into the dict at stack[at], turning it into a Map at the first non-str key. */
-  const setItem = (at: number, key: unknown, value: unknown): void => {
-    const d = stack[at];
-    if (d instanceof Map) {
-      d.set(key, value);
-    } else if (isDictObject(d)) {
-      if (typeof key === "string") {
-        setOwn(d, key, value);
-      } else {
-        const m = new Map<unknown, unknown>(Object.entries(d));
-        m.set(key, value);
-        replaced ??= new Map();
-        replaced.set(d, m);
-        stack[at] = m;
+  constructor(input: Uint8Array, options: DecodeOptions) {
+    // a plain Uint8Array view, so slice() copies even when the caller passed a Buffer
+    this.buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    this.dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    this.node = Buffer.from(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    this.now = options.now ?? (() => performance.now());
+    this.timeoutSeconds = options.timeoutSeconds ?? DESERIALIZE_TIMEOUT_SECONDS;
+    this.deadline = this.now() + this.timeoutSeconds * 1000;
+    this.maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
+    this.maxDepth = options.maxDepth ?? MAX_DEPTH;
+  }
+
+  run(): unknown {
+    const buf = this.buf;
+    const dv = this.dv;
+    const stack = this.stack;
+    const end = buf.length;
+    let ops = 0;
+    let pos = 0;
+    if (end === 0) throw new PickleError("Ran out of input");
+    for (;;) {
+      if (pos >= end) throw truncated();
+      if ((++ops & CLOCK_MASK) === 0 && this.now() > this.deadline)
+        throw new DeserializeTimeoutError(this.timeoutSeconds);
+      const op = buf[pos++]!;
+      switch (op) {
+        case 0x80: {
+          // PROTO
+          if (pos + 1 > end) throw truncated();
+          const p = buf[pos++]!;
+          if (p > HIGHEST_PROTOCOL) throw new PickleError(`unsupported pickle protocol: ${p}`);
+          break;
+        }
+        case 0x95: {
+          // FRAME: framing only groups opcodes; its length must fit in what is left
+          if (pos + 8 > end) throw truncated();
+          const len = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
+          pos += 8;
+          if (len > end - pos) throw truncated();
+          break;
+        }
+        case 0x2e: {
+          // STOP
+          const result = this.pop();
+          if (this.liveGlobals > 0 || result instanceof GlobalRef) {
+            throw new PickleError(
+              "the pickle uses a global (set, bytes, …) as a value instead of calling it",
+            );
+          }
+          return this.finish(result);
+        }
+        // ints
+        case 0x4b: // BININT1
+          if (pos + 1 > end) throw truncated();
+          stack.push(buf[pos++]!);
+          break;
+        case 0x4d: // BININT2
+          if (pos + 2 > end) throw truncated();
+          stack.push(buf[pos]! | (buf[pos + 1]! << 8));
+          pos += 2;
+          break;
+        case 0x4a: // BININT
+          if (pos + 4 > end) throw truncated();
+          stack.push(dv.getInt32(pos, true));
+          pos += 4;
+          break;
+        case 0x8a: {
+          // LONG1
+          if (pos + 1 > end) throw truncated();
+          const n = buf[pos++]!;
+          if (n > end - pos) throw truncated();
+          stack.push(readLong(buf, pos, n));
+          pos += n;
+          break;
+        }
+        case 0x8b: {
+          // LONG4
+          if (pos + 4 > end) throw truncated();
+          const n = dv.getInt32(pos, true);
+          pos += 4;
+          if (n < 0) throw new PickleError("LONG pickle has negative byte count");
+          if (n > end - pos) throw truncated();
+          stack.push(readLong(buf, pos, n));
+          pos += n;
+          break;
+        }
+        case 0x49: {
+          // INT (text); "00" and "01" are protocol 0's False and True
+          const nl = lineEnd(buf, pos);
+          const t = asciiStrict(buf, pos, nl);
+          pos = nl + 1;
+          stack.push(t === "00" ? false : t === "01" ? true : parseIntText(t));
+          break;
+        }
+        case 0x4c: {
+          // LONG (text)
+          const nl = lineEnd(buf, pos);
+          stack.push(parseIntText(asciiStrict(buf, pos, nl)));
+          pos = nl + 1;
+          break;
+        }
+        // floats
+        case 0x47: // BINFLOAT
+          if (pos + 8 > end) throw truncated();
+          stack.push(floatValue(dv.getFloat64(pos, false)));
+          pos += 8;
+          break;
+        case 0x46: {
+          // FLOAT (text)
+          const nl = lineEnd(buf, pos);
+          stack.push(floatValue(parseFloatText(asciiStrict(buf, pos, nl))));
+          pos = nl + 1;
+          break;
+        }
+        // singletons
+        case 0x4e: // NONE
+          stack.push(null);
+          break;
+        case 0x88: // NEWTRUE
+          stack.push(true);
+          break;
+        case 0x89: // NEWFALSE
+          stack.push(false);
+          break;
+        // str
+        case 0x8c: {
+          // SHORT_BINUNICODE
+          if (pos + 1 > end) throw truncated();
+          const n = buf[pos++]!;
+          if (n > end - pos) throw truncated();
+          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x58: {
+          // BINUNICODE
+          if (pos + 4 > end) throw truncated();
+          const n = dv.getUint32(pos, true);
+          pos += 4;
+          if (n > end - pos) throw truncated();
+          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x8d: {
+          // BINUNICODE8
+          if (pos + 8 > end) throw truncated();
+          const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
+          pos += 8;
+          if (n > end - pos) throw truncated();
+          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x56: {
+          // UNICODE (text, raw-unicode-escape)
+          const nl = lineEnd(buf, pos);
+          stack.push(rawUnicodeEscape(buf, pos, nl));
+          pos = nl + 1;
+          break;
+        }
+        case 0x55: {
+          // SHORT_BINSTRING: a Python 2 str, read as ASCII like Python 3's default
+          if (pos + 1 > end) throw truncated();
+          const n = buf[pos++]!;
+          if (n > end - pos) throw truncated();
+          stack.push(asciiStrict(buf, pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x54: {
+          // BINSTRING
+          if (pos + 4 > end) throw truncated();
+          const n = dv.getInt32(pos, true);
+          pos += 4;
+          if (n < 0) throw new PickleError("BINSTRING pickle has negative byte count");
+          if (n > end - pos) throw truncated();
+          stack.push(asciiStrict(buf, pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x53: {
+          // STRING (text, quoted)
+          const nl = lineEnd(buf, pos);
+          stack.push(parseQuotedString(asciiStrict(buf, pos, nl)));
+          pos = nl + 1;
+          break;
+        }
+        // bytes
+        case 0x43: {
+          // SHORT_BINBYTES
+          if (pos + 1 > end) throw truncated();
+          const n = buf[pos++]!;
+          if (n > end - pos) throw truncated();
+          stack.push(buf.slice(pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x42: {
+          // BINBYTES
+          if (pos + 4 > end) throw truncated();
+          const n = dv.getUint32(pos, true);
+          pos += 4;
+          if (n > end - pos) throw truncated();
+          stack.push(buf.slice(pos, pos + n));
+          pos += n;
+          break;
+        }
+        case 0x8e:
+        case 0x96: {
+          // BINBYTES8, BYTEARRAY8
+          if (pos + 8 > end) throw truncated();
+          const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
+          pos += 8;
+          if (n > end - pos) throw truncated();
+          const b = buf.slice(pos, pos + n);
+          stack.push(op === 0x96 ? asByteArray(b) : b);
+          pos += n;
+          break;
+        }
+        // containers
+        case 0x5d: // EMPTY_LIST
+          stack.push([]);
+          break;
+        case 0x7d: // EMPTY_DICT
+          stack.push({});
+          break;
+        case 0x8f: // EMPTY_SET
+          stack.push(new Set());
+          break;
+        case 0x29: // EMPTY_TUPLE
+          stack.push(this.tuple([]));
+          break;
+        case 0x85: // TUPLE1
+        case 0x86: // TUPLE2
+        case 0x87: {
+          // TUPLE3
+          const n = op - 0x84;
+          if (stack.length - n < this.base) throw underflow();
+          const items = stack.slice(stack.length - n);
+          stack.length -= n;
+          stack.push(this.tuple(items));
+          break;
+        }
+        case 0x74: {
+          // TUPLE
+          const m = this.popMark();
+          const items = stack.slice(m);
+          stack.length = m;
+          stack.push(this.tuple(items));
+          break;
+        }
+        case 0x6c: {
+          // LIST
+          const m = this.popMark();
+          const items = stack.slice(m);
+          stack.length = m;
+          this.grown(items, this.depthOfItems(items, 0, items.length, 1));
+          stack.push(items);
+          break;
+        }
+        case 0x64: {
+          // DICT
+          const m = this.popMark();
+          const kv = stack.slice(m);
+          stack.length = m;
+          stack.push({});
+          this.setItems(m, kv, 0, kv.length);
+          break;
+        }
+        case 0x91: {
+          // FROZENSET
+          const m = this.popMark();
+          const s = new Set<unknown>();
+          for (let i = m; i < stack.length; i++) s.add(stack[i]);
+          this.grown(s, this.depthOfItems(stack, m, stack.length, 1));
+          stack.length = m;
+          stack.push(asFrozenSet(s));
+          break;
+        }
+        case 0x61: {
+          // APPEND
+          if (stack.length - 2 < this.base) throw underflow();
+          const at = stack.length - 2;
+          const l = this.listAt(at);
+          l.push(stack[at + 1]);
+          this.grown(l, this.depthOfItems(stack, at + 1, at + 2, 1));
+          stack.length = at + 1;
+          break;
+        }
+        case 0x65: {
+          // APPENDS
+          const m = this.popMark();
+          if (m - 1 < this.base) throw underflow();
+          const l = this.listAt(m - 1);
+          for (let i = m; i < stack.length; i++) l.push(stack[i]);
+          this.grown(l, this.depthOfItems(stack, m, stack.length, 1));
+          stack.length = m;
+          break;
+        }
+        case 0x73: {
+          // SETITEM
+          if (stack.length - 3 < this.base) throw underflow();
+          const at = stack.length - 3;
+          this.setItems(at, stack, at + 1, at + 3);
+          stack.length = at + 1;
+          break;
+        }
+        case 0x75: {
+          // SETITEMS
+          const m = this.popMark();
+          if (m - 1 < this.base) throw underflow();
+          if ((stack.length - m) % 2 !== 0) throw new PickleError("odd number of items for SETITEMS");
+          this.setItems(m - 1, stack, m, stack.length);
+          stack.length = m;
+          break;
+        }
+        case 0x90: {
+          // ADDITEMS
+          const m = this.popMark();
+          if (m - 1 < this.base) throw underflow();
+          const s = stack[m - 1];
+          if (!(s instanceof Set) || isFrozenSet(s)) {
+            throw new PickleError(`ADDITEMS on a ${typeName(s)}: only a set takes items`);
+          }
+          for (let i = m; i < stack.length; i++) s.add(stack[i]);
+          this.grown(s, this.depthOfItems(stack, m, stack.length, 1));
+          stack.length = m;
+          break;
+        }
+        // stack and memo
+        case 0x28: // MARK
+          this.marks.push(stack.length);
+          this.base = stack.length;
+          break;
+        case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
+          if (stack.length === this.base && this.marks.length > 0) this.popMark();
+          else if (this.pop() instanceof GlobalRef) this.liveGlobals--;
+          break;
+        case 0x31: {
+          // POP_MARK
+          const m = this.popMark();
+          for (let i = m; i < stack.length; i++) if (stack[i] instanceof GlobalRef) this.liveGlobals--;
+          stack.length = m;
+          break;
+        }
+        case 0x32: // DUP
+          if (stack.length <= this.base) throw underflow();
+          this.pushAgain(stack[stack.length - 1]);
+          break;
+        case 0x94: // MEMOIZE: the common sequential case appends without the generic checks
+          if (
+            this.memo.length === this.memoCount &&
+            stack.length > this.base &&
+            this.memoCount < this.maxMemo
+          ) {
+            this.memo.push(stack[stack.length - 1]);
+            this.memoCount++;
+          } else this.memoPut(this.memoCount);
+          break;
+        case 0x71: // BINPUT
+          if (pos + 1 > end) throw truncated();
+          this.memoPut(buf[pos++]!);
+          break;
+        case 0x72: // LONG_BINPUT
+          if (pos + 4 > end) throw truncated();
+          this.memoPut(dv.getUint32(pos, true));
+          pos += 4;
+          break;
+        case 0x70: {
+          // PUT (text)
+          const nl = lineEnd(buf, pos);
+          this.memoPut(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          pos = nl + 1;
+          break;
+        }
+        case 0x68: // BINGET
+          if (pos + 1 > end) throw truncated();
+          this.memoGet(buf[pos++]!);
+          break;
+        case 0x6a: // LONG_BINGET
+          if (pos + 4 > end) throw truncated();
+          this.memoGet(dv.getUint32(pos, true));
+          pos += 4;
+          break;
+        case 0x67: {
+          // GET (text)
+          const nl = lineEnd(buf, pos);
+          this.memoGet(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          pos = nl + 1;
+          break;
+        }
+        // globals: only the allow-list, applied by REDUCE
+        case 0x63:
+        case 0x69: {
+          // GLOBAL, and INST which names its class the same way (refused below)
+          const nl1 = lineEnd(buf, pos);
+          const module = decodeUtf8(buf, this.node, pos, nl1);
+          const nl2 = lineEnd(buf, nl1 + 1);
+          const name = decodeUtf8(buf, this.node, nl1 + 1, nl2);
+          pos = nl2 + 1;
+          const ref = resolveGlobal(module, name);
+          if (op === 0x69) return refuse("INST");
+          stack.push(ref);
+          this.liveGlobals++;
+          break;
+        }
+        case 0x93: {
+          // STACK_GLOBAL
+          if (stack.length - 2 < this.base) throw underflow();
+          const name = stack.pop();
+          const module = stack.pop();
+          if (typeof module !== "string" || typeof name !== "string") {
+            throw new PickleError("STACK_GLOBAL requires str module and name");
+          }
+          stack.push(resolveGlobal(module, name));
+          this.liveGlobals++;
+          break;
+        }
+        case 0x52: {
+          // REDUCE
+          if (stack.length - 2 < this.base) throw underflow();
+          const args = stack.pop();
+          const fn = stack.pop();
+          if (!(fn instanceof GlobalRef)) {
+            throw new PickleError(`REDUCE can only apply an allow-listed global, not a ${typeName(fn)}`);
+          }
+          if (!Array.isArray(args) || !isTuple(args))
+            throw new PickleError("REDUCE arguments must be a tuple");
+          this.liveGlobals--;
+          const made = applyGlobal(fn, args, this.budget);
+          if (made instanceof Set) this.grown(made, this.depthOf(args[0]));
+          stack.push(made);
+          break;
+        }
+        case 0x81: // NEWOBJ
+        case 0x92: // NEWOBJ_EX
+        case 0x6f: // OBJ
+        case 0x62: {
+          // BUILD
+          const name = { 129: "NEWOBJ", 146: "NEWOBJ_EX", 111: "OBJ", 98: "BUILD" }[op];
+          const g = stack.find((v) => v instanceof GlobalRef);
+          return refuse(
+            `opcode ${name} builds an object${g instanceof GlobalRef ? ` of ${g.module}.${g.qualname}` : ""}`,
+          );
+        }
+        case 0x50: // PERSID
+        case 0x51: // BINPERSID
+          return refuse("persistent IDs (PERSID) refer to objects outside the pickle");
+        case 0x82: // EXT1
+        case 0x83: // EXT2
+        case 0x84: // EXT4
+          return refuse("extension codes (EXT) name registered globals");
+        case 0x97: // NEXT_BUFFER
+        case 0x98: // READONLY_BUFFER
+          return refuse("out-of-band buffers (NEXT_BUFFER) are not part of the payload");
+        default:
+          throw new PickleError(
+            `invalid load key, '${op >= 0x20 && op < 0x7f ? String.fromCharCode(op) : `\\x${op.toString(16).padStart(2, "0")}`}'.`,
+          );
       }
-    } else {
-      throw new PickleError(`SETITEM on a ${typeName(d)}: only a dict takes items`);
     }
-  };
-  const listAt = (at: number): unknown[] => {
-    const l = stack[at];
+  }
+
+  private popMark(): number {
+    const m = this.marks.pop();
+    if (m === undefined) throw new PickleError("could not find MARK");
+    const n = this.marks.length;
+    this.base = n > 0 ? this.marks[n - 1]! : 0;
+    return m;
+  }
+
+  private pop(): unknown {
+    if (this.stack.length <= this.base) throw underflow();
+    return this.stack.pop();
+  }
+
+  private tuple(items: unknown[]): unknown[] {
+    markTuple(items);
+    this.tuples.push(items);
+    this.grown(items, this.depthOfItems(items, 0, items.length, 1));
+    return items;
+  }
+
+  private memoPut(idx: number): void {
+    if (this.stack.length <= this.base) throw underflow();
+    if (this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
+      throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
+    }
+    this.memo[idx] = this.stack[this.stack.length - 1];
+  }
+
+  private memoGet(idx: number): void {
+    const v = this.memo[idx];
+    if (v === undefined) throw new PickleError(`Memo value not found at index ${idx}`);
+    this.pushAgain(v);
+  }
+
+  /** Pushes a value that is already referenced elsewhere (memo get, DUP). */
+  private pushAgain(value: unknown): void {
+    let v = value;
+    if (typeof v === "object" && v !== null) {
+      if (v instanceof GlobalRef) this.liveGlobals++;
+      else {
+        if (this.replaced !== undefined) v = this.replaced.get(v) ?? v;
+        this.refetched ??= new WeakSet();
+        this.refetched.add(v as object);
+      }
+    }
+    this.stack.push(v);
+  }
+
+  private depthOf(v: unknown): number {
+    return typeof v === "object" && v !== null ? (this.depths.get(v) ?? 1) : 0;
+  }
+
+  /** 1 + the deepest of items[from, to), at least `floor`. */
+  private depthOfItems(items: readonly unknown[], from: number, to: number, floor: number): number {
+    let d = floor;
+    for (let i = from; i < to; i++) {
+      const v = items[i];
+      if (typeof v === "object" && v !== null) {
+        const c = (this.depths.get(v) ?? 1) + 1;
+        if (c > d) d = c;
+      }
+    }
+    return d;
+  }
+
+  /** Records a container's depth after it was built or given items; refuses nesting beyond the limit. */
+  private grown(container: object, depth: number): void {
+    if (depth <= 1) return;
+    const old = this.depths.get(container) ?? 1;
+    if (depth <= old) return;
+    if (depth > this.maxDepth) throw new PickleError(`pickle nests deeper than ${this.maxDepth} levels`);
+    this.depths.set(container, depth);
+    // a container that grows after being referenced again may sit in holders whose depth is now too low
+    if (this.refetched?.has(container)) this.stale = true;
+  }
+
+  private listAt(at: number): unknown[] {
+    const l = this.stack[at];
     if (!Array.isArray(l) || isTuple(l))
       throw new PickleError(`APPEND on a ${typeName(l)}: only a list takes items`);
     return l;
-  };
-  const refuse = (what: string): never => {
-    throw new PickleError(
-      `${what}; this worker only decodes plain data and never builds objects or calls code`,
-    );
-  };
-
-  if (end === 0) throw new PickleError("Ran out of input");
-  for (;;) {
-    if (pos >= end) throw truncated();
-    if ((++ops & CLOCK_MASK) === 0 && now() > deadline) throw new DeserializeTimeoutError(timeoutSeconds);
-    const op = buf[pos++]!;
-    switch (op) {
-      case 0x80: {
-        // PROTO
-        need(1);
-        const p = buf[pos++]!;
-        if (p > HIGHEST_PROTOCOL) throw new PickleError(`unsupported pickle protocol: ${p}`);
-        break;
-      }
-      case 0x95: {
-        // FRAME: framing only groups opcodes; its length must fit in what is left
-        need(8);
-        const len = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
-        pos += 8;
-        if (len > end - pos) throw truncated();
-        break;
-      }
-      case 0x2e: {
-        // STOP
-        const result = pop();
-        if (liveGlobals > 0 || result instanceof GlobalRef) {
-          throw new PickleError("the pickle uses a global (set, bytes, …) as a value instead of calling it");
-        }
-        return finish(
-          result,
-          tuples,
-          replaced,
-          containers > maxDepth ? maxDepth : 0,
-          now,
-          deadline,
-          timeoutSeconds,
-        );
-      }
-      // ints
-      case 0x4b: // BININT1
-        need(1);
-        stack.push(buf[pos++]!);
-        break;
-      case 0x4d: // BININT2
-        need(2);
-        stack.push(buf[pos]! | (buf[pos + 1]! << 8));
-        pos += 2;
-        break;
-      case 0x4a: // BININT
-        need(4);
-        stack.push(dv.getInt32(pos, true));
-        pos += 4;
-        break;
-      case 0x8a: {
-        // LONG1
-        need(1);
-        const n = buf[pos++]!;
-        need(n);
-        stack.push(readLong(buf, pos, n));
-        pos += n;
-        break;
-      }
-      case 0x8b: {
-        // LONG4
-        need(4);
-        const n = dv.getInt32(pos, true);
-        pos += 4;
-        if (n < 0) throw new PickleError("LONG pickle has negative byte count");
-        need(n);
-        stack.push(readLong(buf, pos, n));
-        pos += n;
-        break;
-      }
-      case 0x49: {
-        // INT (text); "00" and "01" are protocol 0's False and True
-        const t = lineText();
-        stack.push(t === "00" ? false : t === "01" ? true : parseIntText(t));
-        break;
-      }
-      case 0x4c: // LONG (text)
-        stack.push(parseIntText(lineText()));
-        break;
-      // floats
-      case 0x47: // BINFLOAT
-        need(8);
-        stack.push(floatValue(dv.getFloat64(pos, false)));
-        pos += 8;
-        break;
-      case 0x46: // FLOAT (text)
-        stack.push(floatValue(parseFloatText(lineText())));
-        break;
-      // singletons
-      case 0x4e: // NONE
-        stack.push(null);
-        break;
-      case 0x88: // NEWTRUE
-        stack.push(true);
-        break;
-      case 0x89: // NEWFALSE
-        stack.push(false);
-        break;
-      // str
-      case 0x8c: {
-        // SHORT_BINUNICODE
-        need(1);
-        const n = buf[pos++]!;
-        need(n);
-        stack.push(decodeUtf8(buf, node, pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x58: {
-        // BINUNICODE
-        need(4);
-        const n = dv.getUint32(pos, true);
-        pos += 4;
-        need(n);
-        stack.push(decodeUtf8(buf, node, pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x8d: {
-        // BINUNICODE8
-        need(8);
-        const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
-        pos += 8;
-        need(n);
-        stack.push(decodeUtf8(buf, node, pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x56: {
-        // UNICODE (text, raw-unicode-escape)
-        const nl = readLine();
-        stack.push(rawUnicodeEscape(buf, pos, nl));
-        pos = nl + 1;
-        break;
-      }
-      case 0x55: {
-        // SHORT_BINSTRING: a Python 2 str, read as ASCII like Python 3's default
-        need(1);
-        const n = buf[pos++]!;
-        need(n);
-        stack.push(asciiStrict(buf, pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x54: {
-        // BINSTRING
-        need(4);
-        const n = dv.getInt32(pos, true);
-        pos += 4;
-        if (n < 0) throw new PickleError("BINSTRING pickle has negative byte count");
-        need(n);
-        stack.push(asciiStrict(buf, pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x53: // STRING (text, quoted)
-        stack.push(parseQuotedString(lineText()));
-        break;
-      // bytes
-      case 0x43: {
-        // SHORT_BINBYTES
-        need(1);
-        const n = buf[pos++]!;
-        need(n);
-        stack.push(buf.slice(pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x42: {
-        // BINBYTES
-        need(4);
-        const n = dv.getUint32(pos, true);
-        pos += 4;
-        need(n);
-        stack.push(buf.slice(pos, pos + n));
-        pos += n;
-        break;
-      }
-      case 0x8e:
-      case 0x96: {
-        // BINBYTES8, BYTEARRAY8
-        need(8);
-        const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
-        pos += 8;
-        need(n);
-        const b = buf.slice(pos, pos + n);
-        stack.push(op === 0x96 ? asByteArray(b) : b);
-        pos += n;
-        break;
-      }
-      // containers
-      case 0x5d: // EMPTY_LIST
-        stack.push([]);
-        containers++;
-        break;
-      case 0x7d: // EMPTY_DICT
-        stack.push({});
-        containers++;
-        break;
-      case 0x8f: // EMPTY_SET
-        stack.push(new Set());
-        containers++;
-        break;
-      case 0x29: // EMPTY_TUPLE
-        stack.push(makeTuple([]));
-        break;
-      case 0x85: {
-        // TUPLE1
-        if (stack.length - 1 < base) throw underflow();
-        const a = stack.pop();
-        stack.push(makeTuple([a]));
-        break;
-      }
-      case 0x86: {
-        // TUPLE2
-        if (stack.length - 2 < base) throw underflow();
-        const b = stack.pop();
-        const a = stack.pop();
-        stack.push(makeTuple([a, b]));
-        break;
-      }
-      case 0x87: {
-        // TUPLE3
-        if (stack.length - 3 < base) throw underflow();
-        const c = stack.pop();
-        const b = stack.pop();
-        const a = stack.pop();
-        stack.push(makeTuple([a, b, c]));
-        break;
-      }
-      case 0x74: {
-        // TUPLE
-        const m = popMark();
-        const items = stack.slice(m);
-        stack.length = m;
-        stack.push(makeTuple(items));
-        break;
-      }
-      case 0x6c: {
-        // LIST
-        const m = popMark();
-        const items = stack.slice(m);
-        stack.length = m;
-        stack.push(items);
-        containers++;
-        break;
-      }
-      case 0x64: {
-        // DICT
-        const m = popMark();
-        if ((stack.length - m) % 2 !== 0) throw new PickleError("odd number of items for DICT");
-        const at = m;
-        const kv = stack.slice(m);
-        stack.length = m;
-        stack.push({});
-        containers++;
-        for (let i = 0; i < kv.length; i += 2) setItem(at, kv[i], kv[i + 1]);
-        break;
-      }
-      case 0x91: {
-        // FROZENSET
-        const m = popMark();
-        const s = new Set<unknown>();
-        for (let i = m; i < stack.length; i++) s.add(stack[i]);
-        stack.length = m;
-        stack.push(asFrozenSet(s));
-        containers++;
-        break;
-      }
-      case 0x61: {
-        // APPEND
-        if (stack.length - 2 < base) throw underflow();
-        const v = stack.pop();
-        listAt(stack.length - 1).push(v);
-        break;
-      }
-      case 0x65: {
-        // APPENDS
-        const m = popMark();
-        if (m - 1 < base) throw underflow();
-        const l = listAt(m - 1);
-        for (let i = m; i < stack.length; i++) l.push(stack[i]);
-        stack.length = m;
-        break;
-      }
-      case 0x73: {
-        // SETITEM
-        if (stack.length - 3 < base) throw underflow();
-        const v = stack.pop();
-        const k = stack.pop();
-        setItem(stack.length - 1, k, v);
-        break;
-      }
-      case 0x75: {
-        // SETITEMS
-        const m = popMark();
-        if (m - 1 < base) throw underflow();
-        if ((stack.length - m) % 2 !== 0) throw new PickleError("odd number of items for SETITEMS");
-        for (let i = m; i < stack.length; i += 2) setItem(m - 1, stack[i], stack[i + 1]);
-        stack.length = m;
-        break;
-      }
-      case 0x90: {
-        // ADDITEMS
-        const m = popMark();
-        if (m - 1 < base) throw underflow();
-        const s = stack[m - 1];
-        if (!(s instanceof Set) || isFrozenSet(s))
-          throw new PickleError(`ADDITEMS on a ${typeName(s)}: only a set takes items`);
-        for (let i = m; i < stack.length; i++) s.add(stack[i]);
-        stack.length = m;
-        break;
-      }
-      // stack and memo
-      case 0x28: // MARK
-        marks.push(stack.length);
-        base = stack.length;
-        break;
-      case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
-        if (stack.length === base && marks.length > 0) popMark();
-        else if (pop() instanceof GlobalRef) liveGlobals--;
-        break;
-      case 0x31: // POP_MARK
-        discard(popMark());
-        break;
-      case 0x32: {
-        // DUP
-        const v = top();
-        if (v instanceof GlobalRef) liveGlobals++;
-        stack.push(v);
-        break;
-      }
-      case 0x94: // MEMOIZE
-        memoPut(memoCount);
-        break;
-      case 0x71: // BINPUT
-        need(1);
-        memoPut(buf[pos++]!);
-        break;
-      case 0x72: // LONG_BINPUT
-        need(4);
-        memoPut(dv.getUint32(pos, true));
-        pos += 4;
-        break;
-      case 0x70: // PUT (text)
-        memoPut(Number(parseIntText(lineText())));
-        break;
-      case 0x68: // BINGET
-        need(1);
-        memoGet(buf[pos++]!);
-        break;
-      case 0x6a: // LONG_BINGET
-        need(4);
-        memoGet(dv.getUint32(pos, true));
-        pos += 4;
-        break;
-      case 0x67: // GET (text)
-        memoGet(Number(parseIntText(lineText())));
-        break;
-      // globals: only the allow-list, applied by REDUCE
-      case 0x63: {
-        // GLOBAL
-        const module = utf8Line();
-        const name = utf8Line();
-        stack.push(resolveGlobal(module, name));
-        liveGlobals++;
-        break;
-      }
-      case 0x93: {
-        // STACK_GLOBAL
-        if (stack.length - 2 < base) throw underflow();
-        const name = stack.pop();
-        const module = stack.pop();
-        if (typeof module !== "string" || typeof name !== "string") {
-          throw new PickleError("STACK_GLOBAL requires str module and name");
-        }
-        stack.push(resolveGlobal(module, name));
-        liveGlobals++;
-        break;
-      }
-      case 0x52: {
-        // REDUCE
-        if (stack.length - 2 < base) throw underflow();
-        const args = stack.pop();
-        const fn = stack.pop();
-        if (!(fn instanceof GlobalRef))
-          throw new PickleError(`REDUCE can only apply an allow-listed global, not a ${typeName(fn)}`);
-        if (!Array.isArray(args) || !isTuple(args)) throw new PickleError("REDUCE arguments must be a tuple");
-        liveGlobals--;
-        stack.push(applyGlobal(fn, args, budget));
-        containers++;
-        break;
-      }
-      case 0x69: // INST names its class in the stream: refuse it by name
-        resolveGlobal(utf8Line(), utf8Line());
-        return refuse("INST");
-      case 0x81: // NEWOBJ
-      case 0x92: // NEWOBJ_EX
-      case 0x6f: // OBJ
-      case 0x62: {
-        // BUILD
-        const name = { 129: "NEWOBJ", 146: "NEWOBJ_EX", 111: "OBJ", 98: "BUILD" }[op];
-        const g = stack.find((v) => v instanceof GlobalRef);
-        return refuse(
-          `opcode ${name} builds an object${g instanceof GlobalRef ? ` of ${g.module}.${g.qualname}` : ""}`,
-        );
-      }
-      case 0x50: // PERSID
-      case 0x51: // BINPERSID
-        return refuse("persistent IDs (PERSID) refer to objects outside the pickle");
-      case 0x82: // EXT1
-      case 0x83: // EXT2
-      case 0x84: // EXT4
-        return refuse("extension codes (EXT) name registered globals");
-      case 0x97: // NEXT_BUFFER
-      case 0x98: // READONLY_BUFFER
-        return refuse("out-of-band buffers (NEXT_BUFFER) are not part of the payload");
-      default:
-        throw new PickleError(
-          `invalid load key, '${op >= 0x20 && op < 0x7f ? String.fromCharCode(op) : `\\x${op.toString(16).padStart(2, "0")}`}'.`,
-        );
-    }
   }
+
+  /** Stores the pairs kv[from, to) into the dict at stack[at], turning it into a Map at the first non-str key. */
+  private setItems(at: number, kv: readonly unknown[], from: number, to: number): void {
+    const d = this.stack[at];
+    let i = from;
+    let depth = 1;
+    if (isDictObject(d)) {
+      for (; i < to; i += 2) {
+        const key = kv[i];
+        if (typeof key !== "string") break;
+        const value = kv[i + 1];
+        if (typeof value === "object" && value !== null)
+          depth = Math.max(depth, (this.depths.get(value) ?? 1) + 1);
+        if (key === "__proto__") setOwn(d, key, value);
+        else d[key] = value;
+      }
+      if (i < to) {
+        const m = new Map<unknown, unknown>(Object.entries(d));
+        this.replaced ??= new Map();
+        this.replaced.set(d, m);
+        const known = this.depths.get(d);
+        if (known !== undefined) this.depths.set(m, known);
+        if (this.refetched?.has(d)) this.refetched.add(m);
+        this.stack[at] = m;
+        for (; i < to; i += 2) m.set(kv[i], kv[i + 1]);
+        depth = this.depthOfItems(kv, from, to, 1);
+      }
+    } else if (d instanceof Map) {
+      for (; i < to; i += 2) d.set(kv[i], kv[i + 1]);
+      depth = this.depthOfItems(kv, from, to, 1);
+    } else {
+      throw new PickleError(`SETITEM on a ${typeName(d)}: only a dict takes items`);
+    }
+    if (depth > 1) this.grown(this.stack[at] as object, depth);
+  }
+
+  /**
+   * After STOP: swap dicts that became Maps wherever the old object was referenced, freeze tuples, and
+   * walk the graph for its depth only when a re-referenced container grew (depths seen so far may be low).
+   */
+  private finish(root: unknown): unknown {
+    let result = root;
+    if (this.replaced !== undefined) {
+      if (typeof result === "object" && result !== null) result = this.replaced.get(result) ?? result;
+      fixReferences(result, this.replaced);
+    }
+    for (const t of this.tuples) Object.freeze(t);
+    if (this.stale) checkDepth(result, this.maxDepth, this.now, this.deadline, this.timeoutSeconds);
+    return result;
+  }
+}
+
+/** Index of the newline that ends a text argument starting at `pos`. */
+function lineEnd(buf: Uint8Array, pos: number): number {
+  const nl = buf.indexOf(0x0a, pos);
+  if (nl < 0) throw truncated();
+  return nl;
+}
+
+function refuse(what: string): never {
+  throw new PickleError(
+    `${what}; this worker only decodes plain data and never builds objects or calls code`,
+  );
 }
 
 /** Children of a decoded container (the values a walk must visit). */
@@ -637,29 +740,6 @@ function forEachChild(node: object, fn: (child: unknown) => void): void {
     }
   else if (!(node instanceof Uint8Array) && !(node instanceof PyFloat))
     for (const k in node) fn((node as Record<string, unknown>)[k]);
-}
-
-/**
- * After STOP: swap dicts that became Maps wherever the old object was referenced, freeze tuples, and
- * check the nesting depth when there are enough containers to exceed it.
- */
-function finish(
-  root: unknown,
-  tuples: unknown[][],
-  replaced: Map<object, Map<unknown, unknown>> | undefined,
-  depthLimit: number,
-  now: () => number,
-  deadline: number,
-  timeoutSeconds: number,
-): unknown {
-  let result = root;
-  if (replaced !== undefined) {
-    if (typeof result === "object" && result !== null) result = replaced.get(result) ?? result;
-    fixReferences(result, replaced);
-  }
-  for (const t of tuples) Object.freeze(t);
-  if (depthLimit > 0) checkDepth(result, depthLimit, now, deadline, timeoutSeconds);
-  return result;
 }
 
 function fixReferences(root: unknown, replaced: Map<object, Map<unknown, unknown>>): void {

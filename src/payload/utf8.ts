@@ -1,24 +1,30 @@
 // UTF-8 with Python's "surrogatepass": pickle writes lone surrogates as 3-byte sequences (ED A0..BF xx),
 // which TextDecoder and Buffer would turn into U+FFFD.
-import { Buffer, isUtf8 } from "node:buffer";
+import { Buffer, isAscii, isUtf8 } from "node:buffer";
 import { PickleError } from "./errors.js";
 
 const CHUNK = 4096;
 
+/** Buffer's native one-byte-string maker: `toString("latin1")` without its argument dispatch (hot for short keys). */
+interface Latin1 {
+  latin1Slice(start: number, end: number): string;
+}
+
 /** Decodes bytes [start, end) of `buf` as UTF-8, accepting encoded lone surrogates as Python does. */
 export function decodeUtf8(buf: Uint8Array, node: Buffer, start: number, end: number): string {
   const len = end - start;
-  if (len <= 32) {
-    // short strings dominate records: a byte loop beats any native call's overhead
-    let s = "";
-    for (let i = start; i < end; i++) {
-      const c = buf[i]!;
-      if (c >= 0x80) return decodeSlow(buf, start, end);
-      s += String.fromCharCode(c);
+  if (len <= 64) {
+    // short strings dominate records: scan for ASCII, then one native copy (concatenation would make garbage)
+    for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return decodeSlow(buf, start, end);
+    if (len <= 4) {
+      let s = "";
+      for (let i = start; i < end; i++) s += String.fromCharCode(buf[i]!);
+      return s;
     }
-    return s;
+    return (node as unknown as Latin1).latin1Slice(start, end);
   }
   const view = buf.subarray(start, end);
+  if (isAscii(view)) return (node as unknown as Latin1).latin1Slice(start, end);
   if (isUtf8(view)) return node.toString("utf8", start, end);
   return decodeSlow(buf, start, end);
 }
