@@ -10,6 +10,8 @@ interface Command {
 const COMMANDS: Record<string, () => Promise<Command>> = {
   run: () => import("./run.js"),
   start: () => import("./start.js"),
+  dev: () => import("./dev.js"),
+  serve: () => import("./serve.js"),
 };
 
 function usage(): string {
@@ -19,6 +21,10 @@ function usage(): string {
     "commands:",
     "  run <file> [--test-input JSON]   run one job through the handler locally and print the result",
     "  start [file]                     the production entry: the mode comes from the environment",
+    "  dev <file> [--host H] [--port P] [--api-key K] [--workers MIN,MAX]",
+    "                                   the local platform on 127.0.0.1:8000 with workers for the file",
+    "  serve [endpoint_id...] [--host H] [--port P] [--api-key K]",
+    "                                   the local platform alone; workers started elsewhere connect to it",
   ].join("\n");
 }
 

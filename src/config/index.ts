@@ -17,6 +17,10 @@ export interface Config {
   serveApi: boolean;
   apiHost: string;
   apiPort: number;
+  /** The local platform's API key (flash dev/serve --api-key); generated when not given. */
+  localApiKey?: string;
+  /** Worker processes flash dev keeps for its endpoint: [min, max] (--workers min,max). */
+  localWorkers?: [number, number];
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
   /** Port of the load-balanced HTTP server. */
@@ -85,6 +89,26 @@ function integer(min: number, max: number) {
 }
 
 const text = (raw: string): string => raw;
+
+function apiKey(raw: string, source: string): string {
+  if (!/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError(`Invalid API key in ${source}: expected printable characters without spaces`);
+  }
+  return raw;
+}
+
+/** "min,max", or "n" for exactly n workers. */
+function workerRange(raw: string, source: string): [number, number] {
+  const match = /^\s*(\d+)\s*(?:,\s*(\d+)\s*)?$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = match?.[2] === undefined ? min : Number(match[2]);
+  if (!match || min > max || max < 1 || max > 64) {
+    throw new ConfigError(
+      `Invalid workers "${raw}" in ${source}: expected "min,max" with 0 <= min <= max, 1 <= max <= 64`,
+    );
+  }
+  return [min, max];
+}
 const flag = (): boolean => true;
 
 export const OPTIONS = {
@@ -97,6 +121,8 @@ export const OPTIONS = {
   serveApi: { flags: ["--rp_serve_api", "--serve-api"], env: [], boolean: true, parse: flag },
   apiHost: { flags: ["--rp_api_host", "--api-host"], env: [], parse: text },
   apiPort: { flags: ["--rp_api_port", "--api-port"], env: [], parse: integer(0, 65535) },
+  localApiKey: { flags: ["--api-key"], env: ["FLASH_API_KEY"], parse: apiKey },
+  localWorkers: { flags: ["--workers"], env: ["FLASH_WORKERS"], parse: workerRange },
   gracePeriod: {
     flags: ["--grace-period"],
     env: ["FLASH_GRACE_PERIOD"],
@@ -167,6 +193,8 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     serveApi: pick("serveApi") ?? false,
     apiHost: pick("apiHost") ?? "localhost",
     apiPort: pick("apiPort") ?? 8000,
+    localApiKey: pick("localApiKey"),
+    localWorkers: pick("localWorkers"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     port: pick("port") ?? 80,
     platform: {

@@ -1,5 +1,6 @@
 // The local platform: the serverless endpoint API on localhost (DESIGN §3). It never imports src/worker.
 export type { EndpointConfig } from "./endpoint.js";
+export { newApiKey } from "./ids.js";
 export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
 export type { EndpointInfo, EndpointInit } from "./management-api.js";
 export { WorkerPool } from "./pool.js";

@@ -27,6 +27,45 @@ interface WorkerProcess {
   exited: Promise<void>;
 }
 
+type Level = "trace" | "debug" | "info" | "warn" | "error";
+
+const LEVELS: Record<string, Level> = {
+  TRACE: "trace",
+  DEBUG: "debug",
+  INFO: "info",
+  WARN: "warn",
+  WARNING: "warn",
+  ERROR: "error",
+  FATAL: "error",
+};
+
+/**
+ * Writes one line of a worker's output into the platform log under the worker's id, keeping its level:
+ * a `<time> | <LEVEL> | <rest>` text line or a `{"level", "message"}` JSON line loses only its own stamp.
+ */
+export function relayLine(line: string, fallback: Level, log: Logger): void {
+  const text = /^\S+ \| ([A-Z]+) \| (.*)$/s.exec(line);
+  const textLevel = text ? LEVELS[text[1]!] : undefined;
+  if (text && textLevel) {
+    log[textLevel](text[2]!);
+    return;
+  }
+  if (line.startsWith("{")) {
+    try {
+      const record = JSON.parse(line) as { level?: unknown; message?: unknown; requestId?: unknown };
+      const level = typeof record.level === "string" ? LEVELS[record.level.toUpperCase()] : undefined;
+      if (level && typeof record.message === "string") {
+        const job = typeof record.requestId === "string" ? `${record.requestId} | ` : "";
+        log[level](`${job}${record.message}`);
+        return;
+      }
+    } catch {
+      // Not a log record: relayed as it is below.
+    }
+  }
+  log[fallback](line);
+}
+
 /** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
 const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
 
@@ -147,14 +186,14 @@ export class WorkerPool {
       }),
     };
     this.processes.set(id, worker);
-    log.info(`Worker:${id} | starting: ${[command, ...args].join(" ")}`);
+    log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
     for (const [stream, level] of [
       [child.stdout, "info"],
       [child.stderr, "warn"],
     ] as const) {
       if (stream)
         createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-          log[level](line),
+          relayLine(line, level, log),
         );
     }
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
@@ -62,21 +63,22 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-/** `node <flash> start <file>`, from the sources through tsx when this module runs from them. */
+/**
+ * `node <flash> start <file>`: the built CLI when there is one (worker threads need no loader there),
+ * else the sources through tsx.
+ */
 export function defaultWorkerCommand(file: string): string[] {
-  const here = fileURLToPath(import.meta.url);
-  const root = resolve(dirname(here), "../..");
-  if (here.endsWith(".ts")) {
-    return [
-      process.execPath,
-      "--import",
-      import.meta.resolve("tsx"),
-      resolve(root, "src/cli/main.ts"),
-      "start",
-      file,
-    ];
-  }
-  return [process.execPath, resolve(root, "dist/cli/main.js"), "start", file];
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+  const built = resolve(root, "dist/cli/main.js");
+  if (existsSync(built)) return [process.execPath, built, "start", file];
+  return [
+    process.execPath,
+    "--import",
+    import.meta.resolve("tsx"),
+    resolve(root, "src/cli/main.ts"),
+    "start",
+    file,
+  ];
 }
 
 /** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */

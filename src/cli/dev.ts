@@ -1,0 +1,164 @@
+import { existsSync, readFileSync, watch } from "node:fs";
+import { basename, dirname, extname, join, relative } from "node:path";
+import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import { createLogger, type Logger } from "../log/index.js";
+import { newApiKey, type Platform, startPlatform } from "../platform/index.js";
+import { findHandlerFile } from "./load.js";
+
+export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
+
+/** Files whose change restarts the workers. */
+const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
+/** Editors write a file in several steps: one restart per burst of changes. */
+const RESTART_DEBOUNCE_MS = 300;
+
+/** What dev and serve read from the command line, through the one config parser. */
+export interface LocalPlatformArgs {
+  config: Config;
+  host: string;
+  port: number;
+  apiKey: string;
+  keyGenerated: boolean;
+  positional: string[];
+}
+
+/**
+ * Parses dev/serve flags: `--host`/`--port` are the local API server's (runpod-python's
+ * --rp_api_host/--rp_api_port), the rest goes through the shared options.
+ */
+export function parseLocalArgs(args: readonly string[], env = process.env): LocalPlatformArgs {
+  const mapped = args.map((arg) =>
+    arg.replace(/^--host(?==|$)/, "--api-host").replace(/^--port(?==|$)/, "--api-port"),
+  );
+  const { config, rest } = parseConfig(mapped, env);
+  const unknown = rest.find((arg) => arg.startsWith("-"));
+  if (unknown) throw new ConfigError(`Unknown option ${unknown}`);
+  const generated = config.localApiKey === undefined;
+  return {
+    config,
+    // uvicorn's "localhost" is IPv4 loopback; binding it here avoids a second, IPv6 listener.
+    host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
+    port: config.apiPort,
+    apiKey: config.localApiKey ?? newApiKey(),
+    keyGenerated: generated,
+    positional: rest,
+  };
+}
+
+/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
+export function endpointIdFor(file: string): string {
+  const stem = basename(file, extname(file));
+  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
+  const id = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "");
+  return id.slice(0, 64) || "local";
+}
+
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** A curl call a user can paste: /runsync on the endpoint with the key and a sample input. */
+export function curlCommand(platform: Platform, endpointId: string, body: string): string {
+  return [
+    `curl -s -X POST ${platform.url}/v2/${endpointId}/runsync`,
+    `-H ${shellQuote(`Authorization: Bearer ${platform.apiKey}`)}`,
+    `-H 'Content-Type: application/json'`,
+    `-d ${shellQuote(body)}`,
+  ].join(" ");
+}
+
+/** The handler's test_input.json beside it, compacted, or a minimal job. */
+function sampleBody(file: string): string {
+  const path = join(dirname(file), "test_input.json");
+  if (existsSync(path)) {
+    try {
+      const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
+      if (typeof parsed === "object" && parsed !== null && "input" in parsed) return JSON.stringify(parsed);
+    } catch {
+      // A broken sample is the user's to fix; the curl line falls back to a minimal job.
+    }
+  }
+  return '{"input":{}}';
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+      resolve(signal);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
+  });
+}
+
+/** Restarts the endpoint's workers when a source file in the handler's directory changes. */
+function watchHandler(file: string, platform: Platform, endpointId: string, log: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const changed = new Set<string>();
+  const watcher = watch(dirname(file), (_event, name) => {
+    if (!name || !SOURCE_EXTENSIONS.has(extname(name))) return;
+    changed.add(name);
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      log.info(`${[...changed].join(", ")} changed; restarting workers`);
+      changed.clear();
+      platform.pool(endpointId)?.restartAll();
+    }, RESTART_DEBOUNCE_MS);
+  });
+  watcher.on("error", (err) => log.warn(`Not watching ${dirname(file)} any more: ${err.message}`));
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
+
+/** `flash dev <handler file>`: the local platform plus workers for the file, restarted when it changes. */
+export async function run(args: string[]): Promise<number> {
+  let parsed: LocalPlatformArgs;
+  let file: string;
+  try {
+    parsed = parseLocalArgs(args);
+    if (parsed.positional.length > 1)
+      throw new ConfigError(`Expected one handler file, got ${parsed.positional.join(" ")}`);
+    file = findHandlerFile(parsed.positional[0]);
+  } catch (err) {
+    process.stderr.write(`flash dev: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const { config } = parsed;
+  const log = createLogger({ level: config.logLevel, json: config.logJson });
+  const endpointId = endpointIdFor(file);
+  const platform = await startPlatform({
+    host: parsed.host,
+    port: parsed.port,
+    apiKey: parsed.apiKey,
+    logger: log,
+    endpoints: [
+      {
+        id: endpointId,
+        name: relative(process.cwd(), file) || file,
+        file,
+        workers: config.localWorkers ?? [1, 3],
+        cwd: process.cwd(),
+      },
+    ],
+  });
+  const stopWatching = watchHandler(file, platform, endpointId, log.child({ subject: "dev" }));
+  process.stdout.write(
+    [
+      `flash dev: ${relative(process.cwd(), file)} is endpoint "${endpointId}" at ${platform.url}/v2/${endpointId}`,
+      `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
+      `Ready. Try: ${curlCommand(platform, endpointId, sampleBody(file))}`,
+      "",
+    ].join("\n"),
+  );
+  const signal = await untilSignal();
+  log.child({ subject: "dev" }).info(`${signal} received; stopping workers and the platform`);
+  stopWatching();
+  await platform.close();
+  return 0;
+}

@@ -1,0 +1,46 @@
+import { ConfigError } from "../config/index.js";
+import { createLogger } from "../log/index.js";
+import { startPlatform } from "../platform/index.js";
+import { curlCommand, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+
+export const summary = "the local platform alone: workers started elsewhere point their env at it";
+
+const ENDPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** `flash serve [endpoint_id ...]`: the platform with these endpoints (default "local") and no workers of its own. */
+export async function run(args: string[]): Promise<number> {
+  let parsed: LocalPlatformArgs;
+  try {
+    parsed = parseLocalArgs(args);
+    const bad = parsed.positional.find((id) => !ENDPOINT_ID.test(id));
+    if (bad) throw new ConfigError(`Invalid endpoint id "${bad}": letters, digits, "-" and "_", at most 64`);
+  } catch (err) {
+    process.stderr.write(`flash serve: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const ids = parsed.positional.length > 0 ? parsed.positional : ["local"];
+  const log = createLogger({ level: parsed.config.logLevel, json: parsed.config.logJson });
+  const platform = await startPlatform({
+    host: parsed.host,
+    port: parsed.port,
+    apiKey: parsed.apiKey,
+    logger: log,
+    endpoints: ids.map((id) => ({ id, name: id })),
+  });
+  const lines = [`flash serve: the local platform is at ${platform.url}`];
+  lines.push(
+    `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
+  );
+  for (const id of ids) {
+    lines.push("", `Endpoint "${id}": start a worker with this environment (any RUNPOD_POD_ID names it):`);
+    for (const [name, value] of Object.entries(platform.workerEnv(id, "worker-1"))) {
+      lines.push(`  export ${name}='${value}'`);
+    }
+    lines.push(`Ready. Try: ${curlCommand(platform, id, '{"input":{}}')}`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  const signal = await untilSignal();
+  log.child({ subject: "serve" }).info(`${signal} received; stopping the platform`);
+  await platform.close();
+  return 0;
+}
