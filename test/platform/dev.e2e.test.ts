@@ -1,0 +1,266 @@
+// End to end: `flash dev examples/echo/handler.ts` as a child process, real worker processes connected to it
+// over the worker protocol, jobs sent over HTTP as a user would.
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultWorkerCommand } from "../../src/platform/index.js";
+import { type FlashProcess, ROOT, startFlash } from "./cli.js";
+import { eventually, type JobJson } from "./helpers.js";
+
+const E2E_TIMEOUT = 180_000;
+
+describe("flash dev examples/echo/handler.ts", () => {
+  let dev: FlashProcess;
+  beforeAll(async () => {
+    dev = await startFlash("dev", [
+      "examples/echo/handler.ts",
+      "--port",
+      "0",
+      "--api-key",
+      "dev-key",
+      "--workers",
+      "1,3",
+    ]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    expect(await dev?.stop()).toBe(0);
+  }, E2E_TIMEOUT);
+
+  it("prints a ready line with a curl call for the endpoint", () => {
+    expect(dev.endpointUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2\/echo$/);
+    expect(dev.apiKey).toBe("dev-key");
+    const ready = dev.lines.find((l) => l.includes("Ready. Try:"))!;
+    expect(ready).toContain(`-d '{"input":{"name":"flash","message":"hello"}}'`);
+  });
+
+  it(
+    "runs a job sent over HTTP and logs its Delay Time and Execution Time",
+    async () => {
+      const job = await dev.call("/runsync", { input: { name: "e2e" } });
+      expect(job).toMatchObject({ status: "COMPLETED", output: { name: "e2e" } });
+      const worker = job.workerId!;
+      await dev.waitForLine(
+        new RegExp(`\\| ${job.id} \\| Worker:${worker} \\| Delay Time: ${job.delayTime} ms$`),
+        "the Delay Time line",
+      );
+      await dev.waitForLine(
+        new RegExp(`\\| ${job.id} \\| Worker:${worker} \\| Execution Time: ${job.executionTime} ms$`),
+        "the Execution Time line",
+      );
+      // The worker's own lines reach the platform log under its id.
+      await dev.waitForLine(
+        new RegExp(`\\| ${worker} \\| ${job.id} \\| Finished\\.`),
+        "the worker's Finished line",
+      );
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "scales up to max workers under load and back to min when idle",
+    async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) ids.push((await dev.call("/run", { input: { mock_delay: 2, i } })).id);
+      const done = await eventually(
+        async () => {
+          const jobs = await Promise.all(ids.map((id) => dev.call(`/status/${id}`)));
+          return jobs.every((j) => j.status === "COMPLETED") ? jobs : undefined;
+        },
+        "all jobs to complete",
+        150_000,
+      );
+      expect(new Set(done.map((j) => j.workerId)).size).toBe(3);
+      // Idle workers above min are stopped after the idle timeout (5 s).
+      await eventually(
+        async () => {
+          const health = (await dev.call("/health")) as unknown as { workers: Record<string, number> };
+          const { idle = 0, running = 0, initializing = 0 } = health.workers;
+          return idle + running + initializing === 1;
+        },
+        "the pool to shrink back to one worker",
+        60_000,
+      );
+      expect(
+        dev.lines.filter((l) => /\| idle for \d+ ms; stopping it$/.test(l)).length,
+      ).toBeGreaterThanOrEqual(2);
+    },
+    E2E_TIMEOUT,
+  );
+});
+
+describe("flash dev: stopping jobs reaches the handler", () => {
+  let dev: FlashProcess;
+  beforeAll(async () => {
+    dev = await startFlash("dev", ["examples/echo/handler.ts", "--port", "0", "--workers", "1,1"]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    await dev?.stop();
+  }, E2E_TIMEOUT);
+
+  // With one worker of concurrency 1, a following job can only run once the stopped handler has returned;
+  // the 10-minute sleep ends only through its signal.
+  const nextJobRuns = async () => {
+    expect(await dev.call("/runsync", { input: { after: true } })).toMatchObject({ status: "COMPLETED" });
+  };
+
+  it(
+    "an execution timeout aborts the handler's signal",
+    async () => {
+      const { id } = await dev.call("/run", {
+        input: { mock_delay: 600 },
+        policy: { executionTimeout: 2_000 },
+      });
+      const job = await eventually(
+        async () => {
+          const status = await dev.call(`/status/${id}`);
+          return status.status === "TIMED_OUT" ? status : undefined;
+        },
+        "the timeout",
+        60_000,
+      );
+      await dev.waitForLine(
+        new RegExp(`\\| ${job.workerId} \\| ${id} \\| Job stopped\\.`),
+        "the worker's stop line",
+      );
+      await nextJobRuns();
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "a cancel aborts the handler's signal",
+    async () => {
+      const { id } = await dev.call("/run", { input: { mock_delay: 600 } });
+      const running = await eventually(
+        async () => {
+          const status = await dev.call(`/status/${id}`);
+          return status.status === "IN_PROGRESS" ? status : undefined;
+        },
+        "the job to start",
+        60_000,
+      );
+      expect(await dev.call(`/cancel/${id}`, {})).toMatchObject({ id, status: "CANCELLED" });
+      await dev.waitForLine(
+        new RegExp(`\\| ${running.workerId} \\| ${id} \\| Job stopped\\.`),
+        "the worker's stop line",
+      );
+      await nextJobRuns();
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "a killed worker's job is retried on a new worker",
+    async () => {
+      const { id } = await dev.call("/run", { input: { mock_delay: 600 } });
+      const first = await eventually(
+        async () => {
+          const status = await dev.call(`/status/${id}`);
+          return status.status === "IN_PROGRESS" ? status : undefined;
+        },
+        "the job to start",
+        60_000,
+      );
+      const pid = dev.workerPids().get(first.workerId!);
+      expect(pid).toBeDefined();
+      process.kill(pid!, "SIGKILL");
+      const second = await eventually(
+        async () => {
+          const status = await dev.call(`/status/${id}`);
+          return status.status === "IN_PROGRESS" && status.workerId !== first.workerId ? status : undefined;
+        },
+        "the job to run again on another worker",
+        90_000,
+      );
+      expect(second.retries).toBe(1);
+      expect(await dev.call("/health")).toMatchObject({ jobs: { retried: 1 } });
+      await dev.waitForLine(
+        new RegExp(`Worker:${first.workerId} \\| exited with signal SIGKILL`),
+        "the exit line",
+      );
+      expect(await dev.call(`/cancel/${id}`, {})).toMatchObject({ status: "CANCELLED" });
+    },
+    E2E_TIMEOUT,
+  );
+});
+
+describe("flash dev restarts workers when the handler changes", () => {
+  const dir = join(ROOT, "test-artifacts", "dev-watch");
+  const file = join(dir, "handler.ts");
+  const write = (version: string) =>
+    writeFileSync(
+      file,
+      `import { handler } from "flash-worker";\nexport default handler(async () => ({ version: "${version}" }));\n`,
+    );
+  let dev: FlashProcess;
+  beforeAll(async () => {
+    mkdirSync(dir, { recursive: true });
+    write("v1");
+    dev = await startFlash("dev", [file, "--port", "0", "--workers", "1,1"]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    await dev?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, E2E_TIMEOUT);
+
+  it(
+    "serves the new code after a save",
+    async () => {
+      expect(await dev.call("/runsync", { input: {} })).toMatchObject({ output: { version: "v1" } });
+      write("v2");
+      await dev.waitForLine(/handler\.ts changed; restarting workers/, "the restart");
+      await eventually(
+        async () => (await dev.call("/runsync", { input: {} })).output,
+        "an answer",
+        90_000,
+      ).then((output) => expect(output).toEqual({ version: "v2" }));
+    },
+    E2E_TIMEOUT,
+  );
+});
+
+describe("flash serve", () => {
+  let serve: FlashProcess;
+  beforeAll(async () => {
+    serve = await startFlash("serve", ["ext", "--port", "0", "--api-key", "serve-key"]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    expect(await serve?.stop()).toBe(0);
+  }, E2E_TIMEOUT);
+
+  it(
+    "prints the worker environment; a worker started with it serves the endpoint",
+    async () => {
+      const env: Record<string, string> = {};
+      for (const line of serve.lines) {
+        const match = /^ {2}export (RUNPOD_\w+)='(.*)'$/.exec(line);
+        if (match) env[match[1]!] = match[2]!;
+      }
+      expect(env.RUNPOD_WEBHOOK_GET_JOB).toBe(`${serve.url}/v2/ext/job-take/$ID?gpu=local`);
+      expect(env.RUNPOD_WEBHOOK_POST_OUTPUT).toBe(
+        `${serve.url}/v2/ext/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
+      );
+      expect(env.RUNPOD_AI_API_KEY).toBe("serve-key");
+      const [command, ...args] = defaultWorkerCommand(join(ROOT, "examples/echo/handler.ts"));
+      const worker = spawn(command!, args, {
+        cwd: ROOT,
+        env: { ...process.env, ...env, RUNPOD_POD_ID: "external-1" },
+        stdio: "ignore",
+      });
+      try {
+        const job: JobJson = await serve.call("/runsync", { input: { from: "outside" } });
+        expect(job).toMatchObject({
+          status: "COMPLETED",
+          output: { from: "outside" },
+          workerId: "external-1",
+        });
+      } finally {
+        const exited = new Promise((resolve) => worker.once("exit", resolve));
+        worker.kill("SIGTERM");
+        await exited;
+      }
+    },
+    E2E_TIMEOUT,
+  );
+});
