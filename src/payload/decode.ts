@@ -71,6 +71,14 @@ function readLong(buf: Uint8Array, pos: number, n: number): number | bigint {
   return normalizeInt(big);
 }
 
+/**
+ * Makes the plain objects that stand for dicts. A constructor (not `{}`) lets V8's slack tracking size them
+ * for the keys records really have, so small dicts need no separate property store; the prototype is still
+ * Object.prototype, so they are ordinary objects to every caller.
+ */
+const PlainDict = function PlainDict(this: object) {} as unknown as new () => Record<string, unknown>;
+PlainDict.prototype = Object.prototype;
+
 /** A plain JS object that stands for a Python dict (what EMPTY_DICT and DICT create). */
 function isDictObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
@@ -344,7 +352,7 @@ class Unpickler {
           stack.push([]);
           break;
         case 0x7d: // EMPTY_DICT
-          stack.push({});
+          stack.push(new PlainDict());
           break;
         case 0x8f: // EMPTY_SET
           stack.push(new Set());
@@ -385,7 +393,7 @@ class Unpickler {
           const m = this.popMark();
           const kv = stack.slice(m);
           stack.length = m;
-          stack.push({});
+          stack.push(new PlainDict());
           this.setItems(m, kv, 0, kv.length);
           break;
         }
@@ -414,8 +422,17 @@ class Unpickler {
           const m = this.popMark();
           if (m - 1 < this.base) throw underflow();
           const l = this.listAt(m - 1);
-          for (let i = m; i < stack.length; i++) l.push(stack[i]);
-          this.grown(l, this.depthOfItems(stack, m, stack.length, 1));
+          const depths = this.depths;
+          let depth = 1;
+          for (let i = m; i < stack.length; i++) {
+            const v = stack[i];
+            l.push(v);
+            if (typeof v === "object" && v !== null) {
+              const c = (depths.get(v) ?? 1) + 1;
+              if (c > depth) depth = c;
+            }
+          }
+          if (depth > 1) this.grown(l, depth);
           stack.length = m;
           break;
         }

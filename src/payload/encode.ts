@@ -148,8 +148,9 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
     w.dv.setFloat64(w.n, v, false);
     w.n += 8;
   };
-  const str = (s: string): void => {
-    const known = strings.get(s);
+  /** A str; dict keys are memoized (they repeat across records), other strings are written as they come. */
+  const str = (s: string, memoize = false): void => {
+    const known = memoize ? strings.get(s) : undefined;
     if (known !== undefined) {
       get(known);
       return;
@@ -169,7 +170,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
         w.buf[at] = 0x8c;
         w.buf[at + 1] = len;
         w.n = at + 2 + len;
-        if (len > 1) strings.set(s, put());
+        if (memoize && len > 1) strings.set(s, put());
         return;
       }
     }
@@ -183,7 +184,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       w.u64(b.length);
     } else throw new PickleError("str longer than 4 GiB needs protocol 4 or higher");
     w.bytes(b);
-    if (len > 1) strings.set(s, put());
+    if (memoize && len > 1) strings.set(s, put());
   };
   const rawBytes = (b: Uint8Array): void => {
     if (protocol < 3) {
@@ -313,7 +314,8 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
         entries.length,
         (i) => {
           const e = entries[i]!;
-          save(e[0], d);
+          if (typeof e[0] === "string") str(e[0], true);
+          else save(e[0], d);
           save(e[1], d);
         },
         0x73,
@@ -341,7 +343,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       keys.length,
       (i) => {
         const k = keys[i]!;
-        str(k);
+        str(k, true);
         save(rec[k], d);
       },
       0x73,
