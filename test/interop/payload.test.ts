@@ -3,7 +3,13 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decode, encode, type Protocol } from "../../src/payload/index.js";
+import {
+  decode,
+  encode,
+  type Protocol,
+  RemoteDispatcher,
+  type RemoteTarget,
+} from "../../src/payload/index.js";
 import { pyValue } from "../payload/arbitraries.js";
 import { findPython, PythonPeer } from "../payload/python.js";
 import { fromTyped, mismatch, toTyped, type VectorFile } from "../payload/typed.js";
@@ -78,6 +84,35 @@ if (python.path === null) {
           expect(await canonOf(encode(decode(sent)))).toBe(await canonOf(sent));
         }),
         { numRuns: 200 },
+      );
+    });
+
+    it("a FunctionRequest with cloudpickle args reaches registered functions and Python reads the result", async () => {
+      const remote = new RemoteDispatcher(
+        new Map<string, RemoteTarget>([
+          ["echo", (v: unknown) => v],
+          ["add", (a: number, b: number) => a + b],
+        ]),
+      );
+      const arg = async (typed: unknown): Promise<string> =>
+        (await peer.request("dumps_typed", { typed, protocol: null })).b64!;
+      const sum = await remote.dispatch({
+        function_name: "add",
+        function_code: "def add(a, b):\n    return a + b",
+        args: [await arg({ t: "int", v: "40" }), await arg({ t: "int", v: "2" })],
+      });
+      expect(sum.success).toBe(true);
+      expect((await peer.request("loads_canon", { b64: sum.result })).canon).toBe("int:42");
+      await fc.assert(
+        fc.asyncProperty(pyValue, async (v) => {
+          const sent = await arg(toTyped(v));
+          const res = await remote.dispatch({ function_name: "echo", args: [sent] });
+          expect(res.success).toBe(true);
+          expect((await peer.request("loads_canon", { b64: res.result })).canon).toBe(
+            (await peer.request("loads_canon", { b64: sent })).canon,
+          );
+        }),
+        { numRuns: 100 },
       );
     });
 
