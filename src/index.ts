@@ -7,6 +7,33 @@ import { startApp } from "./runtime/start.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export type { Logger, LogLevel } from "./log/index.js";
+export {
+  Endpoint,
+  type EndpointHandlerDefinition,
+  type RouteArgs,
+  type RouteFn,
+  type RouteRequest,
+  type StartHook,
+} from "./routes/endpoint.js";
+export { GpuGroup, GpuType } from "./routes/gpu.js";
+export {
+  type ChatCompletionRequest,
+  type ChatMessage,
+  type CompatibleWorker,
+  type CompletionObject,
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelInfo,
+  type OpenAIJobInput,
+  openaiCompatible,
+} from "./routes/openai.js";
+export {
+  EndpointConfigError,
+  type EndpointOptions,
+  type EndpointSettings,
+  type NodeVersion,
+  SUPPORTED_NODE_VERSIONS,
+} from "./routes/settings.js";
 export { VERSION } from "./version.js";
 
 /**

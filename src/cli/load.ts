@@ -23,7 +23,8 @@ export function findHandlerFile(given: string | undefined): string {
 }
 
 function isApp(value: unknown): value is App {
-  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "handler";
+  const kind = typeof value === "object" && value !== null ? (value as { kind?: unknown }).kind : undefined;
+  return kind === "handler" || kind === "endpoint";
 }
 
 /** Imports the user's file (TypeScript through tsx) and returns the app it registered or exports. */

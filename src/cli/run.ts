@@ -11,5 +11,5 @@ export async function run(args: string[]): Promise<number> {
   const app = await loadApp(file);
   const env = { ...process.env };
   delete env.RUNPOD_WEBHOOK_GET_JOB;
-  return startApp(app, { argv, env, file });
+  return startApp(app, { argv, env, file, oneShot: true });
 }

@@ -25,6 +25,8 @@ export interface Config {
   gracePeriodMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
+  /** Address the load-balanced server binds (all interfaces in a container). */
+  host: string;
   platform: PlatformConfig;
 }
 
@@ -129,6 +131,7 @@ export const OPTIONS = {
     parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
   },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
+  host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
 } satisfies Record<string, Option<unknown>>;
 
@@ -197,6 +200,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     localWorkers: pick("localWorkers"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     port: pick("port") ?? 80,
+    host: pick("host") ?? "0.0.0.0",
     platform: {
       getJobUrl: env.RUNPOD_WEBHOOK_GET_JOB || undefined,
       postOutputUrl: env.RUNPOD_WEBHOOK_POST_OUTPUT || "JOB_DONE_URL",

@@ -1,8 +1,9 @@
 import type { HandlerDefinition } from "../job/definition.js";
+import type { Endpoint } from "../routes/endpoint.js";
 import { VERSION } from "../version.js";
 
-/** An app the runtime can start; load-balanced endpoints join this union. */
-export type App = HandlerDefinition;
+/** An app the runtime can start: a queue handler, or an Endpoint (load-balanced, or wrapping a queue handler). */
+export type App = HandlerDefinition | Endpoint;
 
 interface Registry {
   /** The last app the user's code registered. */

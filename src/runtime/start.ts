@@ -1,4 +1,5 @@
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import type { HandlerDefinition } from "../job/definition.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { App } from "./registry.js";
@@ -8,6 +9,8 @@ export interface StartOptions {
   env?: Record<string, string | undefined>;
   /** The handler file, when started by `flash run/start`. */
   file?: string;
+  /** `flash run`: one local test (for a load-balanced endpoint, the requests its test input describes). */
+  oneShot?: boolean;
 }
 
 /** Keeps a queue worker alive through stray errors from handler code; they are logged, not fatal. */
@@ -20,7 +23,7 @@ function guardProcess(log: Logger): void {
   );
 }
 
-async function runQueueWorker(app: App, config: Config, log: Logger): Promise<number> {
+async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logger): Promise<number> {
   // Loaded on demand so the one-shot path stays light.
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
@@ -41,7 +44,9 @@ async function runQueueWorker(app: App, config: Config, log: Logger): Promise<nu
 }
 
 /** Picks the mode from flags and environment (DESIGN §2) and runs the app; resolves to an exit code. */
-export async function startApp(app: App, options: StartOptions = {}): Promise<number> {
+export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
+  // An Endpoint used with .handler(fn) is a queue-based endpoint.
+  const app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
   const env = options.env ?? process.env;
   let config: Config;
   try {
@@ -56,6 +61,15 @@ export async function startApp(app: App, options: StartOptions = {}): Promise<nu
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
+  if (app.kind === "endpoint") {
+    // Loaded on demand so queue workers never pay for the HTTP server.
+    if (options.oneShot || config.testInput !== undefined) {
+      const { runLocalRequests } = await import("../routes/local.js");
+      return runLocalRequests(app, config, log.child({ subject: "local" }));
+    }
+    const { serveEndpoint } = await import("../routes/serve.js");
+    return serveEndpoint(app, config, log);
+  }
   if (config.serveApi) {
     log.error("--rp_serve_api needs the local platform, which this build does not include yet.");
     return 1;

@@ -1,0 +1,204 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
+import type { HandlerFn } from "../job/types.js";
+import type { Logger } from "../log/index.js";
+import { registry } from "../runtime/registry.js";
+import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
+import {
+  EndpointConfigError,
+  type EndpointOptions,
+  type EndpointSettings,
+  type NodeVersion,
+  parseEndpointOptions,
+} from "./settings.js";
+
+/** The JSON object a route receives by default: body keys (or query keys) plus path parameters. */
+export type RouteArgs = Record<string, unknown>;
+
+/** Everything about the HTTP request, for routes that need more than their arguments. */
+export interface RouteRequest {
+  readonly method: string;
+  /** The route's path as declared, e.g. `/hello/:name`. */
+  readonly path: string;
+  readonly url: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[]>>;
+  /** The parsed JSON body, or undefined when none was sent. */
+  readonly body: unknown;
+  readonly headers: IncomingHttpHeaders;
+  /** Aborted when the client goes away, the execution timeout passes, or the worker stops. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/**
+ * A route function. `args` is the JSON body object (flash-toolkit §4.3: top-level keys are the arguments),
+ * or the query for GET and body-less requests, with path parameters merged in; a body that is not an
+ * object is passed as it is. The return value is sent as JSON; return a `Response` for full control.
+ */
+export type RouteFn<A = RouteArgs, R = unknown> = (args: A, request: RouteRequest) => R | Promise<R>;
+
+export interface RouteDefinition {
+  readonly method: HttpMethod;
+  /** As fastify matches it (`{name}` written as `:name`). */
+  readonly path: string;
+  readonly fn: RouteFn<never>;
+}
+
+/** Runs before the endpoint reports ready: `/ping` answers 204 until every hook has finished. */
+export type StartHook = () => void | Promise<void>;
+
+/** A queue handler declared through an Endpoint: it carries the endpoint's settings. */
+export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends HandlerDefinition<I, O> {
+  readonly endpoint: EndpointSettings;
+}
+
+/**
+ * A serverless endpoint in code: its configuration, and either HTTP routes (a load-balanced endpoint,
+ * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both.
+ */
+export class Endpoint {
+  readonly kind = "endpoint" as const;
+  readonly settings: EndpointSettings;
+  private readonly table = new Map<string, RouteDefinition>();
+  private readonly hooks: StartHook[] = [];
+  private queue: EndpointHandlerDefinition | undefined;
+
+  constructor(options: EndpointOptions = {}) {
+    this.settings = parseEndpointOptions(options);
+  }
+
+  get name(): string | undefined {
+    return this.settings.name;
+  }
+  get gpu(): readonly string[] | undefined {
+    return this.settings.gpu;
+  }
+  get cpu(): readonly string[] | undefined {
+    return this.settings.cpu;
+  }
+  get workers(): readonly [number, number] {
+    return this.settings.workers;
+  }
+  get volume(): string | undefined {
+    return this.settings.volume;
+  }
+  get dependencies(): readonly string[] {
+    return this.settings.dependencies;
+  }
+  get executionTimeoutMs(): number {
+    return this.settings.executionTimeoutMs;
+  }
+  get nodeVersion(): NodeVersion {
+    return this.settings.nodeVersion;
+  }
+
+  /** Routes in declaration order. */
+  get routes(): readonly RouteDefinition[] {
+    return [...this.table.values()];
+  }
+
+  get isLoadBalanced(): boolean {
+    return this.table.size > 0;
+  }
+
+  /** The queue handler, when the endpoint was used with `handler()`. */
+  get queueHandler(): EndpointHandlerDefinition | undefined {
+    return this.queue;
+  }
+
+  get startHooks(): readonly StartHook[] {
+    return this.hooks;
+  }
+
+  /** Declares a route; returns `fn` so it can still be called or tested directly. */
+  route<A = RouteArgs, R = unknown>(method: string, path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    const verb = checkMethod(method);
+    const fastifyPath = checkPath(path);
+    if (this.settings.name === undefined) {
+      throw new EndpointConfigError(
+        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
+      );
+    }
+    if (typeof fn !== "function") {
+      throw new EndpointConfigError(`route ${verb} ${path}: expected a function, got ${typeof fn}`);
+    }
+    const key = routeKey(verb, fastifyPath);
+    const existing = this.table.get(key);
+    if (existing) {
+      throw new EndpointConfigError(
+        `duplicate route: ${verb} ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}')`,
+      );
+    }
+    this.table.set(key, { method: verb, path: fastifyPath, fn: fn as RouteFn<never> });
+    registry().app = this;
+    return fn;
+  }
+
+  get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    return this.route("GET", path, fn);
+  }
+  post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    return this.route("POST", path, fn);
+  }
+  put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    return this.route("PUT", path, fn);
+  }
+  delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    return this.route("DELETE", path, fn);
+  }
+  patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    return this.route("PATCH", path, fn);
+  }
+
+  /** Work to finish before the endpoint takes requests, e.g. loading a model; hooks run in order. */
+  onStart(hook: StartHook): this {
+    if (typeof hook !== "function")
+      throw new EndpointConfigError(`onStart expects a function, got ${typeof hook}`);
+    this.hooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Uses the endpoint as a queue-based endpoint (the toolkit's direct decorator): `fn` is the job handler,
+   * run with the endpoint's `maxConcurrency` unless `options.concurrency` says otherwise.
+   */
+  handler<I = unknown, O = unknown>(
+    fn: HandlerFn<I, O>,
+    options: HandlerOptions = {},
+  ): EndpointHandlerDefinition<I, O> {
+    if (this.table.size > 0) {
+      throw new EndpointConfigError(
+        "cannot use Endpoint as a queue handler (.handler()) after registering routes with .get()/.post()/etc. use one pattern or the other.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        `endpoint${this.settings.name ? ` '${this.settings.name}'` : ""} already has a queue handler`,
+      );
+    }
+    const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
+    const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
+    this.queue = withSettings as EndpointHandlerDefinition;
+    registry().app = this;
+    return withSettings;
+  }
+
+  /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
+  assertRoutes(): void {
+    if (this.table.size > 0) return;
+    const name = this.settings.name ? ` '${this.settings.name}'` : "";
+    throw new EndpointConfigError(
+      `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,
+    );
+  }
+}
+
+function functionName(fn: RouteFn<never>): string {
+  return fn.name ? fn.name : "<anonymous>";
+}

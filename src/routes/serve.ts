@@ -1,0 +1,95 @@
+import type { Config } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import type { Endpoint } from "./endpoint.js";
+import { createRouteServer } from "./server.js";
+import { isEndpointConfigError } from "./settings.js";
+
+export interface ServeOptions {
+  /** Resolves when the server should stop; default: SIGTERM or SIGINT. */
+  stop?: Promise<string>;
+}
+
+function signalled(): { stop: Promise<string>; dispose(): void } {
+  let dispose = () => {};
+  const stop = new Promise<string>((resolve) => {
+    const on = (signal: NodeJS.Signals) => resolve(`${signal} received`);
+    process.once("SIGTERM", on);
+    process.once("SIGINT", on);
+    dispose = () => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+    };
+  });
+  return { stop, dispose };
+}
+
+/** Stray errors from route code are logged, not fatal: one bad request must not take the worker down. */
+function guardProcess(log: Logger): void {
+  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
+  process.on("unhandledRejection", (reason) =>
+    log.error(
+      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    ),
+  );
+}
+
+/**
+ * Load-balanced mode: serve the endpoint's routes on `config.port`, `/ping` 204 while the onStart hooks
+ * run and 200 once ready; on SIGTERM stop taking requests and let in-flight ones finish within the grace period.
+ */
+export async function serveEndpoint(
+  endpoint: Endpoint,
+  config: Config,
+  log: Logger,
+  options: ServeOptions = {},
+): Promise<number> {
+  const name = endpoint.name ?? "endpoint";
+  const lbLog = log.child({ subject: name });
+  try {
+    endpoint.assertRoutes();
+  } catch (err) {
+    if (!isEndpointConfigError(err)) throw err;
+    lbLog.error(err.message);
+    return 1;
+  }
+  const signals = options.stop ? undefined : signalled();
+  const stop = options.stop ?? signals!.stop;
+  guardProcess(lbLog);
+  const server = createRouteServer(endpoint, { log: lbLog });
+  try {
+    await server.app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    lbLog.error(`Could not listen on ${config.host}:${config.port}: ${(err as Error).message}`);
+    signals?.dispose();
+    return 1;
+  }
+  const address = server.app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  lbLog.info(`Starting ${name} endpoint | listening on http://${config.host}:${port}`);
+  for (const route of endpoint.routes) lbLog.debug(`Route ${route.method} ${route.path}`);
+
+  const started = server.start();
+  const first = await Promise.race([started.then((ok) => ({ ok })), stop.then((reason) => ({ reason }))]);
+  if ("ok" in first && !first.ok) {
+    lbLog.error(`Endpoint ${name} failed to start; exiting.`);
+    await server.close(0);
+    signals?.dispose();
+    return 1;
+  }
+  if ("ok" in first) lbLog.info(`Endpoint ${name} ready | /ping answers 200`);
+
+  const reason = "reason" in first ? first.reason : await stop;
+  signals?.dispose();
+  lbLog.info(`Shutting down ${name} endpoint (${reason}); ${server.inFlight} request(s) in flight`);
+  // A second signal ends the grace period at once, as in the queue worker.
+  const again = () => server.endGrace();
+  if (signals) {
+    process.once("SIGTERM", again);
+    process.once("SIGINT", again);
+  }
+  await server.close(config.gracePeriodMs);
+  process.off("SIGTERM", again);
+  process.off("SIGINT", again);
+  lbLog.info(`Endpoint ${name} stopped.`);
+  return 0;
+}

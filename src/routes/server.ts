@@ -1,0 +1,284 @@
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
+import type { Logger } from "../log/index.js";
+import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
+
+/** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (flash-toolkit §4.2). */
+export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
+
+/** Bodies up to the platform's largest request (the /runsync limit, worker-protocol §11). */
+export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+
+export interface RouteServerOptions {
+  log: Logger;
+}
+
+export interface RouteServer {
+  readonly app: FastifyInstance;
+  readonly state: EndpointState;
+  /** Requests being answered by route functions right now. */
+  readonly inFlight: number;
+  /** Runs the endpoint's onStart hooks; true when it is READY, false when one failed. */
+  start(): Promise<boolean>;
+  /** Stops taking requests and waits for in-flight ones up to `graceMs`, then aborts and closes the rest. */
+  close(graceMs: number): Promise<void>;
+  /** Ends a close's grace period now. */
+  endGrace(): void;
+}
+
+type Settle = { value: unknown } | { timedOut: true };
+
+/** Per-request context, built cheaply: the AbortSignal exists only if a route asks for it. */
+class Context implements RouteRequest {
+  private controller: AbortController | undefined;
+
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly reply: FastifyReply,
+    readonly path: string,
+    readonly log: Logger,
+    private readonly live: Set<Context>,
+  ) {}
+
+  get method(): string {
+    return this.request.method;
+  }
+  get url(): string {
+    return this.request.url;
+  }
+  get params(): Readonly<Record<string, string>> {
+    return this.request.params as Record<string, string>;
+  }
+  get query(): Readonly<Record<string, string | string[]>> {
+    return this.request.query as Record<string, string | string[]>;
+  }
+  get body(): unknown {
+    return this.request.body;
+  }
+  get headers() {
+    return this.request.headers;
+  }
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = new AbortController();
+      this.controller = controller;
+      const res = this.reply.raw;
+      res.once("close", () => {
+        if (!res.writableFinished) controller.abort(new Error("client closed the connection"));
+      });
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    // A route that never looked at its signal has nothing to abort.
+    this.controller?.abort(reason);
+  }
+
+  done(): void {
+    this.live.delete(this);
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+
+function hasParams(params: unknown): params is Record<string, string> {
+  for (const _ in params as object) return true;
+  return false;
+}
+
+/** flash-toolkit §4.3: the body object's keys are the arguments; path parameters join them. */
+function routeArgs(request: FastifyRequest): unknown {
+  const { body, params } = request;
+  const withParams = hasParams(params);
+  if (body === undefined || request.method === "GET") {
+    const query = request.query as RouteArgs;
+    return withParams ? { ...query, ...params } : query;
+  }
+  if (!withParams || !isPlainObject(body)) return body;
+  return { ...body, ...params };
+}
+
+/** The toolkit's timeout message (interface document "Errors"): seconds as Python prints them. */
+export function timeoutMessage(endpoint: string, ms: number): string {
+  const seconds = ms / 1000;
+  return `Execution timeout on ${endpoint} after ${Number.isInteger(seconds) ? seconds.toFixed(1) : seconds}s`;
+}
+
+/** The fastify app of a load-balanced endpoint: `/ping` and the endpoint's routes. */
+export function createRouteServer(endpoint: Endpoint, options: RouteServerOptions): RouteServer {
+  const { log } = options;
+  const name = endpoint.name ?? "endpoint";
+  const timeoutMs = endpoint.executionTimeoutMs;
+  const live = new Set<Context>();
+  let state: EndpointState = "STARTING";
+  let endGrace = () => {};
+  // A function, so the check is made after the route's await (TypeScript would narrow a direct compare).
+  const stopping = () => state === "STOPPING";
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Keep-alive connections that sit idle are closed on shutdown; busy ones finish their request first.
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  });
+
+  // The default parser (with prototype-poisoning checks), but an empty JSON body is no body.
+  const parseJson = app.getDefaultJsonParser("error", "ignore");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.length === 0 || /^\s*$/.test(text)) return done(null, undefined);
+    parseJson(request, text, done);
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const status = errorStatus(err);
+    if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err instanceof SyntaxError) {
+      return reply.code(400).send({ error: `Malformed JSON body: ${err.message}` });
+    }
+    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      const type = request.headers["content-type"] ?? "none";
+      return reply
+        .code(415)
+        .send({ error: `Unsupported content type ${type}: send JSON (content-type: application/json)` });
+    }
+    if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.stack ?? err.message}`);
+    return reply.code(status).send({ error: err.message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send({ error: `No route ${request.method} ${request.url.split("?")[0]} on endpoint '${name}'` }),
+  );
+
+  app.get("/ping", async (_request, reply) => {
+    if (state === "READY") return { status: "healthy" };
+    if (state === "STARTING") return reply.code(204).send();
+    return reply.code(503).send({ status: "unhealthy", state });
+  });
+
+  for (const route of endpoint.routes)
+    app.route({ method: route.method, url: route.path, handler: routeHandler(route) });
+
+  if (log.level === "DEBUG" || log.level === "TRACE") {
+    app.addHook("onResponse", async (request, reply) => {
+      log.debug(`${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)} ms`);
+    });
+  }
+
+  function routeHandler(route: RouteDefinition) {
+    const fn = route.fn as RouteFn<unknown, unknown>;
+    return async (request: FastifyRequest, reply: FastifyReply) => {
+      if (state !== "READY") {
+        reply.header("retry-after", "1");
+        return reply.code(503).send({ error: `Endpoint '${name}' is ${state.toLowerCase()}` });
+      }
+      const context = new Context(request, reply, route.path, log, live);
+      live.add(context);
+      try {
+        const settled =
+          timeoutMs > 0
+            ? await withTimeout(fn(routeArgs(request), context), timeoutMs)
+            : { value: await fn(routeArgs(request), context) };
+        if ("timedOut" in settled) {
+          const message = timeoutMessage(name, timeoutMs);
+          context.abort(new Error(message));
+          return reply.code(504).send({ error: message });
+        }
+        // Shutting down: the client's keep-alive connection ends with this answer.
+        if (stopping()) reply.header("connection", "close");
+        return send(reply, settled.value);
+      } finally {
+        context.done();
+      }
+    };
+  }
+
+  return {
+    app,
+    get state() {
+      return state;
+    },
+    get inFlight() {
+      return live.size;
+    },
+    async start() {
+      try {
+        for (const hook of endpoint.startHooks) await hook();
+      } catch (err) {
+        state = "SETUP_FAILED";
+        log.error(`onStart failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        return false;
+      }
+      if (state === "STARTING") state = "READY";
+      return state === "READY";
+    },
+    async close(graceMs) {
+      if (state !== "SETUP_FAILED") state = "STOPPING";
+      const closed = app.close();
+      // Connections that go idle after close() began (their last answer sent) are closed as they appear.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      void closed.finally(() => clearInterval(sweep));
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<"grace-over">((resolve) => {
+        timer = setTimeout(() => resolve("grace-over"), graceMs);
+        endGrace = () => resolve("grace-over");
+      });
+      const outcome = await Promise.race([closed.then(() => "closed" as const), graceOver]);
+      clearTimeout(timer);
+      if (outcome === "grace-over") {
+        if (live.size > 0) {
+          log.warn(`Grace period over with ${live.size} request(s) still running; closing their connections`);
+        }
+        for (const context of live) context.abort(new Error("the worker is shutting down"));
+        app.server.closeAllConnections();
+        await closed;
+      }
+    },
+    endGrace() {
+      endGrace();
+    },
+  };
+}
+
+function errorStatus(err: { statusCode?: unknown }): number {
+  const status = err.statusCode;
+  return typeof status === "number" && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
+    : 500;
+}
+
+/** JSON for every value (a bare string too, as FastAPI does); Response and bytes pass through untouched. */
+function send(reply: FastifyReply, value: unknown): unknown {
+  if (value === undefined || value === null)
+    return reply.type("application/json; charset=utf-8").send("null");
+  if (typeof value === "string") {
+    return reply.type("application/json; charset=utf-8").send(JSON.stringify(value));
+  }
+  if (value instanceof Response || value instanceof Uint8Array) return reply.send(value);
+  return value;
+}
+
+/** The route's answer, or a timeout marker once `ms` passes; a late answer is dropped. */
+function withTimeout(work: unknown, ms: number): Promise<Settle> {
+  return new Promise<Settle>((resolve, reject) => {
+    const timer = setTimeout(() => resolve({ timedOut: true }), ms);
+    Promise.resolve(work).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve({ value });
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}

@@ -1,0 +1,144 @@
+// `flash start` and `flash run` on examples/load-balanced, as the images and users run them (npm run build first).
+import { writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Flash, flash, flashRun } from "../process.js";
+
+const EXAMPLE = "examples/load-balanced/handler.ts";
+const running: Flash[] = [];
+let dir = "";
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "flash-lb-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const run of running.splice(0)) {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill("SIGKILL");
+      await run.exited;
+    }
+  }
+});
+
+/** Starts the example on a free port; resolves with its base URL once it listens. */
+async function startExample(env: Record<string, string> = {}): Promise<{ run: Flash; url: string }> {
+  const run = flash(["start", EXAMPLE], { PORT: "0", FLASH_LB_HOST: "127.0.0.1", ...env });
+  running.push(run);
+  const line = await run.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/);
+  const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+  if (!url) throw new Error(`no URL in ${line}`);
+  return { run, url };
+}
+
+async function waitForPing(url: string, status: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${url}/ping`);
+    await res.arrayBuffer();
+    if (res.status === status) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("flash start on a load-balanced endpoint (real socket)", () => {
+  it("/ping answers 204 while onStart runs, then 200 {status: healthy}", async () => {
+    const gate = join(dir, "weights-ready");
+    const { run, url } = await startExample({ MODEL_LOAD_MS: "0", MODEL_READY_FILE: gate });
+    // The model cannot finish loading before the gate file exists, so this answer is always 204.
+    const during = await fetch(`${url}/ping`);
+    expect(during.status).toBe(204);
+    expect(await during.text()).toBe("");
+    writeFileSync(gate, "");
+    await waitForPing(url, 200);
+    const after = await fetch(`${url}/ping`);
+    expect(await after.json()).toEqual({ status: "healthy" });
+    await run.waitForLine(/Endpoint lb-example ready/);
+
+    const echo = await fetch(`${url}/echo`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "hi", n: [1, 2] }),
+    });
+    expect(echo.status).toBe(200);
+    expect(await echo.json()).toEqual({ prompt: "hi", n: [1, 2] });
+    const hello = await fetch(`${url}/hello/flash`);
+    expect(await hello.json()).toEqual({ hello: "flash" });
+    const greet = await fetch(`${url}/greet?name=you`);
+    expect(await greet.json()).toEqual({ greeting: "hello you", path: "/greet" });
+    const fail = await fetch(`${url}/fail`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "on purpose" }),
+    });
+    expect(fail.status).toBe(500);
+    expect(await fail.json()).toEqual({ error: "on purpose" });
+    const malformed = await fetch(`${url}/echo`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
+    expect(malformed.status).toBe(400);
+
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+  });
+
+  it("SIGTERM lets an in-flight request finish, then exits 0", async () => {
+    const { run, url } = await startExample({ MODEL_LOAD_MS: "0" });
+    await waitForPing(url, 200);
+    const answer = fetch(`${url}/sleep`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ms: 1500 }),
+    });
+    await run.waitForLine(/sleeping 1500 ms/);
+    run.child.kill("SIGTERM");
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ slept: 1500 });
+    expect(await run.exited).toBe(0);
+    expect(run.stdout.join("\n")).toMatch(
+      /Shutting down lb-example endpoint \(SIGTERM received\); 1 request\(s\) in flight/,
+    );
+  });
+
+  it("an endpoint with no routes fails at start with the toolkit's message", async () => {
+    const { code, stdout } = await flashRun(["start", "test/fixtures/lb-no-routes.ts"], {
+      PORT: "0",
+      FLASH_LB_HOST: "127.0.0.1",
+    });
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      "Load-balanced endpoints require route decorators: endpoint 'empty-api' has no routes.",
+    );
+  });
+});
+
+describe("flash run on a load-balanced endpoint", () => {
+  it("sends the requests of test_input.json through the routes and prints the answers", async () => {
+    const { code, stdout } = await flashRun(["run", EXAMPLE], { MODEL_LOAD_MS: "0" });
+    expect(code).toBe(0);
+    expect(stdout).toContain('POST /echo -> 200 {"prompt":"hello","n":1}');
+    expect(stdout).toContain('GET /hello/flash -> 200 {"hello":"flash"}');
+    expect(stdout).toContain("Local testing complete: 3 of 3 request(s) succeeded.");
+  });
+
+  it("exits 1 when a request fails", async () => {
+    const input = JSON.stringify({ method: "POST", path: "/fail", body: { message: "nope" } });
+    const { code, stdout } = await flashRun(["run", EXAMPLE, "--test-input", input], { MODEL_LOAD_MS: "0" });
+    expect(code).toBe(1);
+    expect(stdout).toContain('POST /fail -> 500 {"error":"nope"}');
+  });
+
+  it("explains a queue job's test input", async () => {
+    const { code, stdout } = await flashRun(["run", EXAMPLE, "--test-input", '{"input": {"a": 1}}'], {
+      MODEL_LOAD_MS: "0",
+    });
+    expect(code).toBe(1);
+    expect(stdout).toContain("this is a load-balanced endpoint: its test input describes HTTP requests");
+  });
+});
