@@ -210,7 +210,8 @@ export class Scheduler {
     waitMs: number,
     signal: AbortSignal,
   ): Promise<JobRecord[]> {
-    if (endpoint.workers.get(workerId)?.draining) return Promise.resolve([]);
+    const gone = signal.aborted || this.closing.signal.aborted;
+    if (gone || endpoint.workers.get(workerId)?.draining) return Promise.resolve([]);
     const ready = endpoint.queue.takeNow(workerId, max);
     if (ready.length > 0) return Promise.resolve(ready);
     return longPoll<JobRecord[]>(waitMs, [signal, this.closing.signal], [], (deliver) =>

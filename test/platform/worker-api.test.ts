@@ -1,5 +1,6 @@
 // The worker API at the wire level, in the raw requests runpod-python 1.12 makes (worker-protocol §3, §15).
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENDPOINT, eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
@@ -68,6 +69,24 @@ describe("job-take", () => {
     const id = await run("kept");
     expect(await status(id)).toMatchObject({ status: "IN_QUEUE" });
     expect(await t.worker("next").takeOne()).toEqual({ id, input: "kept" });
+  });
+
+  it("a worker that dies as its job arrives loses no job: it comes back when the worker counts as lost", async () => {
+    await t.platform.close();
+    t = await startTestPlatform({ workerLostMs: 300 });
+    const id = await run("raced");
+    const socket = connect(Number(new URL(t.platform.url).port), "127.0.0.1");
+    socket.on("error", () => {});
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const answered = new Promise((resolve) => socket.once("data", resolve));
+    socket.end(
+      `GET /v2/${ENDPOINT}/job-take/vanished?gpu=X&job_in_progress=0 HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.platform.apiKey}\r\n\r\n`,
+    );
+    await answered;
+    socket.destroy();
+    const job = await t.worker("next").takeOne();
+    expect(job).toEqual({ id, input: "raced" });
+    expect(await status(id)).toMatchObject({ status: "IN_PROGRESS", workerId: "next", retries: 1 });
   });
 
   it("accepts the raw key and a Bearer key; anything else is 401", async () => {
