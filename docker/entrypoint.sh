@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# flash-entrypoint: what tini starts in the flash-worker images.
+#   flash-entrypoint                     -> flash start (handler.ts / handler.js / ... in the working directory)
+#   flash-entrypoint handler.ts [flags]  -> flash start handler.ts [flags]   (the user Dockerfile's CMD ["handler.ts"])
+#   flash-entrypoint flash <cmd> [...]   -> flash <cmd> [...]
+#   flash-entrypoint <program> [...]     -> runs <program> as is (bash, node, npm, ...)
+# Before starting the runtime it reports the GPUs (GPU image) and which copy of flash-worker runs.
+set -euo pipefail
+
+# The copy installed in the image; /node_modules/flash-worker links here so `import "flash-worker"` resolves
+# from any working directory (ESM ignores NODE_PATH and global folders, but walks up to /node_modules).
+IMAGE_RUNTIME=${FLASH_IMAGE_RUNTIME:-/usr/local/lib/node_modules/flash-worker}
+
+# One line in the runtime's own log format (src/log): text for people, JSON lines on the platform.
+log() {
+  local level=$1 message=$2
+  if [[ -n ${RUNPOD_ENDPOINT_ID:-} ]]; then
+    message=${message//\\/\\\\}
+    message=${message//\"/\\\"}
+    message=${message//$'\n'/\\n}
+    message=${message//$'\t'/\\t}
+    printf '{"requestId":null,"level":"%s","message":"%s"}\n' "$level" "$message"
+  else
+    printf '%s | %s | image | %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$level" "$message"
+  fi
+}
+
+# GPU image only (NVIDIA_VISIBLE_DEVICES is set there): say which GPUs the container sees. nvidia-smi is
+# mounted by the NVIDIA container toolkit on GPU hosts; on a CPU host it is absent, which is not an error.
+report_gpus() {
+  [[ -n ${NVIDIA_VISIBLE_DEVICES:-} ]] || return 0
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    log INFO "GPUs: none visible (no nvidia-smi: a CPU host, or the NVIDIA container toolkit is not active)"
+    return 0
+  fi
+  local gpus
+  # A wedged driver can hang nvidia-smi; the worker must start anyway.
+  if gpus=$(timeout 10 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1); then
+    if [[ -z $gpus ]]; then
+      log INFO "GPUs: none visible (nvidia-smi lists no GPU)"
+      return 0
+    fi
+    local line
+    while IFS= read -r line; do
+      log INFO "GPU ${line}"
+    done <<<"$gpus"
+  else
+    log WARN "GPUs: nvidia-smi failed, continuing without a GPU report: ${gpus//$'\n'/ }"
+  fi
+}
+
+# The flash-worker copy that `import "flash-worker"` resolves to from $1: node's walk up node_modules dirs.
+resolve_runtime() {
+  local dir=$1
+  while true; do
+    if [[ -f $dir/node_modules/flash-worker/package.json ]]; then
+      realpath "$dir/node_modules/flash-worker"
+      return
+    fi
+    [[ $dir != / ]] || break
+    dir=$(dirname "$dir")
+  done
+  printf '%s\n' "$IMAGE_RUNTIME"
+}
+
+# Runs `flash "$@"` with the copy the handler's imports will load, so there is exactly one runtime instance
+# (one handler registry). An app that installed its own flash-worker gets its own copy, and is told so.
+run_flash() {
+  local from=$PWD
+  if [[ ${1:-} == start || ${1:-} == run ]] && [[ -n ${2:-} && ${2:-} != -* ]]; then
+    from=$(dirname "$(realpath -m "$2")")
+  fi
+  local runtime image_runtime
+  runtime=$(resolve_runtime "$from")
+  image_runtime=$(realpath "$IMAGE_RUNTIME")
+  if [[ $runtime != "$image_runtime" ]]; then
+    local versions
+    # Only this rare path pays for a node start; package.json formatting varies, so JSON is parsed properly.
+    versions=$(node -p 'process.argv.slice(1).map((p) => { try { return require(p).version } catch { return "unknown" } }).join(" ")' \
+      "$runtime/package.json" "$image_runtime/package.json")
+    local app_version=${versions%% *} image_version=${versions##* }
+    if [[ $app_version != "$image_version" ]]; then
+      log WARN "flash-worker ${app_version} installed by the app (${runtime}) differs from the image's ${image_version}; running the app's copy. Drop flash-worker from the app's dependencies to use the image's, or build FROM an image tag of the same version."
+    else
+      log INFO "flash-worker ${app_version}: running the app's own copy (${runtime}), the same version as the image's."
+    fi
+  fi
+  if [[ ! -f $runtime/dist/cli/main.js ]]; then
+    log ERROR "flash-worker at ${runtime} has no dist/cli/main.js; reinstall it (npm ci) or remove it to use the image's copy."
+    exit 1
+  fi
+  exec node "$runtime/dist/cli/main.js" "$@"
+}
+
+report_gpus
+
+case ${1:-} in
+  "" | -*) run_flash start "$@" ;;
+  flash) shift && run_flash "$@" ;;
+  *.ts | *.mts | *.cts | *.tsx | *.js | *.mjs | *.cjs) run_flash start "$@" ;;
+  *) exec "$@" ;;
+esac

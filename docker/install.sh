@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs inside Dockerfile.cpu / Dockerfile.gpu, after the package files were copied to $RUNTIME: installs tini
+# and the runtime's production dependencies, links the commands, and proves `import "flash-worker"` resolves
+# from /app. One script for both images, so the CPU and CUDA images cannot drift apart.
+set -euo pipefail
+
+RUNTIME=/usr/local/lib/node_modules/flash-worker
+export DEBIAN_FRONTEND=noninteractive
+
+# The GPU image copies node and npm from the node image; npm's own bin links are not part of that copy.
+if [[ ! -e /usr/local/bin/npm && -f /usr/local/lib/node_modules/npm/bin/npm-cli.js ]]; then
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
+fi
+
+# tini as PID 1: forwards SIGTERM to the runtime (which then drains) and reaps zombies from user code.
+if [[ ! -x /usr/bin/tini ]]; then
+  apt-get update -o Acquire::Languages=none
+  apt-get install -y --no-install-recommends tini
+  rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+fi
+
+# A CA handed over as a build secret (Dockerfile: RUN --mount=type=secret,id=npm_ca) for a registry behind a
+# TLS-intercepting proxy; it exists for this RUN only.
+if [[ -f /run/secrets/npm_ca ]]; then
+  export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm_config_cafile=/run/secrets/npm_ca
+fi
+
+# Exactly the locked production dependencies; no lifecycle scripts (tsc is not here and dist/ is built).
+# The npm cache lives in /tmp for this step only, so no cache ends up in the image.
+cd "$RUNTIME"
+npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn
+rm -rf /tmp/npm-cache /root/.npm
+# Installed by copy rather than `npm install -g`, so npm did not mark the bin executable.
+chmod 0755 dist/cli/main.js docker/entrypoint.sh docker/healthcheck.sh
+
+ln -sf "$RUNTIME/dist/cli/main.js" /usr/local/bin/flash
+ln -sf "$RUNTIME/docker/entrypoint.sh" /usr/local/bin/flash-entrypoint
+ln -sf "$RUNTIME/docker/healthcheck.sh" /usr/local/bin/flash-healthcheck
+# ESM resolution ignores NODE_PATH and global folders but walks up to /node_modules from any directory,
+# so this link makes `import "flash-worker"` work in /app (or anywhere) without the app installing it.
+mkdir -p /node_modules /app
+ln -sfn "$RUNTIME" /node_modules/flash-worker
+# The runtime is ESM-only (its exports have an "import" condition only), and tsx compiles a .ts file as
+# CommonJS unless the nearest package.json says "module". An app that copies in no package.json of its own
+# (as the examples) gets this one; an app's own package.json replaces it.
+cat >/app/package.json <<'JSON'
+{
+  "description": "flash-worker image default: handler files in /app are ES modules. The app's own package.json replaces this one.",
+  "private": true,
+  "type": "module"
+}
+JSON
+
+# Fail the build, not the first cold start, if the resolution or the CLI does not work.
+cd /app
+# shellcheck disable=SC2016 # the single quotes hold JavaScript, whose template literal is not for bash
+node --input-type=module -e '
+  const { handler } = await import("flash-worker");
+  if (typeof handler !== "function") throw new Error("flash-worker resolved without a handler export");
+  console.log(`flash-worker resolves from /app to ${import.meta.resolve("flash-worker")}`);
+'
+flash --help >/dev/null
+tini --version
