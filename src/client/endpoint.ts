@@ -1,0 +1,461 @@
+import type { Logger } from "../log/index.js";
+import { VERSION } from "../version.js";
+import { backoffMs, type RetryPolicy, sleep } from "../worker/retry.js";
+import { type CircuitBreaker, type CircuitBreakers, DEFAULT_BREAKERS } from "./breaker.js";
+import { resolveApiKey } from "./credentials.js";
+import { readDeployments } from "./deployments.js";
+import {
+  CircuitOpenError,
+  DeserializeError,
+  EndpointConnectionError,
+  EndpointError,
+  EndpointHttpError,
+  EndpointNotDeployedError,
+  ExecutionTimeoutError,
+  JobFailedError,
+  PayloadTooLargeError,
+} from "./errors.js";
+import { toolkitLogger } from "./log.js";
+
+/** Job states (worker-protocol §4.6). */
+export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
+
+/** A job as /status, /runsync and /cancel return it. */
+export interface JobOutput<O = unknown> {
+  id: string;
+  status: JobStatus;
+  output?: O;
+  error?: unknown;
+  /** Queued → taken, ms. */
+  delayTime?: number;
+  /** Taken → done, ms. */
+  executionTime?: number;
+  workerId?: string;
+}
+
+/** What the request carries besides `input` (peers §E.3 `EndpointInputPayload`). */
+export interface JobOptions {
+  webhook?: string;
+  policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
+}
+
+export interface WaitOptions {
+  /** How long to wait for a terminal status before ExecutionTimeoutError (default: the client's timeoutMs). */
+  timeoutMs?: number;
+}
+
+export interface EndpointHealth {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: Record<string, number>;
+}
+
+export interface EndpointClientOptions {
+  /** The endpoint's id: calls go to `{baseUrl}/v2/<id>`. */
+  id?: string;
+  /** The endpoint's full URL `{base_url}/v2/<id>`, instead of id and baseUrl. */
+  url?: string;
+  /** Used in messages and logs; with neither id nor url, the endpoint `flash deploy` created under this name. */
+  name?: string;
+  /** `{base_url}`; default RUNPOD_ENDPOINT_BASE_URL (a trailing /v2 is dropped), else https://api.runpod.ai. */
+  baseUrl?: string;
+  /** Default: RUNPOD_API_KEY / SERVICE_API_KEY, `.env`, then `~/.runpod/config.toml`. */
+  apiKey?: string;
+  /** Default wait of runsync() and wait(); the endpoint's executionTimeoutMs when given, else 60 s. */
+  timeoutMs?: number;
+  /** The endpoint's own limit, named when the platform times a job out. */
+  executionTimeoutMs?: number;
+  /** Retries of connection failures and 408/429/502/503/504 answers. */
+  retry?: RetryPolicy;
+  /** Waits between status polls; reset when the status changes. */
+  poll?: RetryPolicy;
+  /** Shared per endpoint URL; pass your own (e.g. with a fake clock) to isolate them. */
+  breakers?: CircuitBreakers;
+  logger?: Logger;
+  fetch?: typeof fetch;
+  env?: Record<string, string | undefined>;
+  /** Where `.env` and `.flash/deployments.json` are looked up (default: the working directory). */
+  cwd?: string;
+  /** Home directory of the credentials file. */
+  home?: string;
+}
+
+/** Connection failures: 3 attempts, waits of 0.5 s then 1 s, so a call gives up after ~1.5 s of refusals. */
+export const CONNECT_RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 10_000 };
+/** Status polls: 250 ms doubling to 5 s while nothing changes. */
+export const POLL_BACKOFF: RetryPolicy = { attempts: Number.POSITIVE_INFINITY, baseMs: 250, maxMs: 5_000 };
+/** The platform's /run body limit, and the toolkit's serialized-argument limit (interface document, "Limits"). */
+export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** runsync() and wait() without a timeout and without an executionTimeoutMs (flash-toolkit §7). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Deadline of one short request (status, cancel, health, …). */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** The platform holds /runsync at most 300 s and at least 1 s (peers §E.3). */
+const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
+/** Extra time a /runsync request may take beyond the wait it asked for. */
+const SYNC_SLACK_MS = 15_000;
+
+const TERMINAL: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.node}`;
+
+interface Target {
+  id: string;
+  url: string;
+}
+
+/**
+ * A client for one serverless endpoint: `{base_url}/v2/<endpoint_id>` with `Authorization: Bearer <key>`.
+ * Connection failures are retried; consecutive failures open the endpoint's circuit breaker.
+ */
+export class EndpointClient {
+  readonly name: string;
+  private target: Target | undefined;
+  private key: string | undefined;
+  private breakerOf: CircuitBreaker | undefined;
+  private readonly log: Logger;
+  private readonly env: Record<string, string | undefined>;
+  private readonly doFetch: typeof fetch;
+  private readonly retry: RetryPolicy;
+  private readonly poll: RetryPolicy;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: EndpointClientOptions) {
+    this.env = options.env ?? process.env;
+    const id = options.id ?? (options.url ? lastSegment(options.url) : undefined);
+    if (!id && !options.name) throw new TypeError("EndpointClient needs an endpoint id, url or name");
+    this.name = options.name ?? id ?? "";
+    this.log = options.logger ?? toolkitLogger(this.env);
+    this.doFetch = options.fetch ?? fetch;
+    this.retry = options.retry ?? CONNECT_RETRY;
+    this.poll = options.poll ?? POLL_BACKOFF;
+    const execution = options.executionTimeoutMs ?? 0;
+    this.timeoutMs = options.timeoutMs ?? (execution > 0 ? execution : DEFAULT_TIMEOUT_MS);
+  }
+
+  /** The endpoint's URL; throws EndpointNotDeployedError when only a name was given and it was never deployed. */
+  get url(): string {
+    return this.resolve().url;
+  }
+
+  /** Starts a job: POST /run. */
+  async run<I = unknown>(input: I, options: JobOptions = {}): Promise<{ id: string; status: JobStatus }> {
+    const body = this.jobBody(input, options);
+    this.resourceLog().info("API /run");
+    const job = await this.jobRequest("POST", "/run", body);
+    this.resourceLog().info(`Started Job:${job.id}`);
+    this.jobLog(job.id).info(`Status: ${job.status}`);
+    return { id: job.id, status: job.status };
+  }
+
+  /**
+   * Runs a job and waits for it: POST /runsync, then status polls if the platform's wait ran out.
+   * Resolves with the COMPLETED job; throws JobFailedError (FAILED, CANCELLED) or ExecutionTimeoutError.
+   */
+  async runsync<I = unknown, O = unknown>(
+    input: I,
+    options: JobOptions & WaitOptions = {},
+  ): Promise<JobOutput<O>> {
+    const { timeoutMs = this.timeoutMs, ...jobOptions } = options;
+    const body = this.jobBody(input, jobOptions);
+    const deadline = Date.now() + timeoutMs;
+    const waitMs = Math.min(SYNC_WAIT.maxMs, Math.max(SYNC_WAIT.minMs, timeoutMs));
+    this.resourceLog().info("API /runsync");
+    const job = await this.jobRequest("POST", `/runsync?wait=${waitMs}`, body, waitMs + SYNC_SLACK_MS);
+    this.resourceLog().info(`Started Job:${job.id}`);
+    this.jobLog(job.id).info(`Status: ${job.status}`);
+    if (TERMINAL.has(job.status)) return this.finish(job, timeoutMs) as JobOutput<O>;
+    return this.pollUntilDone<O>(job, deadline, timeoutMs);
+  }
+
+  /** The job's status now: GET /status/<job_id>. */
+  async status<O = unknown>(jobId: string): Promise<JobOutput<O>> {
+    return (await this.jobRequest("GET", `/status/${encodeURIComponent(jobId)}`)) as JobOutput<O>;
+  }
+
+  /** Polls the job's status with backoff until it ends; resolves or throws as runsync() does. */
+  async wait<O = unknown>(jobId: string, options: WaitOptions = {}): Promise<JobOutput<O>> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const job = await this.status(jobId);
+    this.jobLog(job.id).info(`Status: ${job.status}`);
+    if (TERMINAL.has(job.status)) return this.finish(job, timeoutMs) as JobOutput<O>;
+    return this.pollUntilDone<O>(job, deadline, timeoutMs);
+  }
+
+  /**
+   * The job's stream chunks as they arrive (GET /stream/<job_id> until the job ends); a job without a
+   * generator handler yields its final output once. Throws JobFailedError if the job fails.
+   */
+  async *stream<O = unknown>(jobId: string, options: WaitOptions = {}): AsyncGenerator<O, void, undefined> {
+    const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+    const path = `/stream/${encodeURIComponent(jobId)}`;
+    for (;;) {
+      const answer = await this.request<{ status?: string; stream?: { output?: unknown }[] }>("GET", path);
+      if (!answer || typeof answer.status !== "string" || !Array.isArray(answer.stream)) {
+        throw new DeserializeError(this.name, new Error("expected {status, stream: [...]} from /stream"));
+      }
+      for (const chunk of answer.stream) yield chunk.output as O;
+      if (TERMINAL.has(answer.status)) break;
+      if (deadline !== undefined && Date.now() >= deadline) {
+        throw new ExecutionTimeoutError(this.name, (options.timeoutMs ?? 0) / 1000, jobId);
+      }
+    }
+    const job = await this.status(jobId);
+    this.jobLog(job.id).info(`Status: ${job.status}`);
+    this.finish(job, options.timeoutMs ?? this.timeoutMs);
+  }
+
+  /** POST /cancel/<job_id>. */
+  async cancel(jobId: string): Promise<JobOutput> {
+    return this.jobRequest("POST", `/cancel/${encodeURIComponent(jobId)}`);
+  }
+
+  /** POST /retry/<job_id>: requeues a FAILED or TIMED_OUT job under the same id. */
+  async retryJob(jobId: string): Promise<{ id: string; status: JobStatus }> {
+    return this.jobRequest("POST", `/retry/${encodeURIComponent(jobId)}`);
+  }
+
+  /** GET /health: job and worker counters. */
+  async health(): Promise<EndpointHealth> {
+    return this.request<EndpointHealth>("GET", "/health");
+  }
+
+  /** POST /purge-queue: drops queued jobs (running ones go on). */
+  async purgeQueue(): Promise<{ removed: number; status: string }> {
+    return this.request<{ removed: number; status: string }>("POST", "/purge-queue");
+  }
+
+  private async pollUntilDone<O>(
+    first: JobOutput,
+    deadline: number,
+    timeoutMs: number,
+  ): Promise<JobOutput<O>> {
+    let status = first.status;
+    let unchanged = 0;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        await this.cancelAfterTimeout(first.id);
+        throw new ExecutionTimeoutError(this.name, timeoutMs / 1000, first.id);
+      }
+      unchanged++;
+      await sleep(Math.min(left, backoffMs(this.poll, unchanged)));
+      const job = await this.status(first.id);
+      if (job.status !== status) {
+        status = job.status;
+        unchanged = 0;
+        this.jobLog(job.id).info(`Status: ${job.status}`);
+      } else if (unchanged % 2 === 0) {
+        this.jobLog(job.id).debug(".".repeat(unchanged / 2));
+      }
+      if (TERMINAL.has(job.status)) return this.finish(job, timeoutMs) as JobOutput<O>;
+    }
+  }
+
+  /** Logs the worker's timings and turns a failed, cancelled or timed-out job into its error. */
+  private finish(job: JobOutput, timeoutMs: number): JobOutput {
+    const worker = this.log.child({ subject: `Worker:${job.workerId ?? "unknown"}` });
+    if (job.delayTime !== undefined) worker.info(`Delay Time: ${job.delayTime} ms`);
+    if (job.executionTime !== undefined) worker.info(`Execution Time: ${job.executionTime} ms`);
+    if (job.status === "COMPLETED") return job;
+    if (job.status === "TIMED_OUT") {
+      const limit = this.options.executionTimeoutMs ?? job.executionTime ?? timeoutMs;
+      throw new ExecutionTimeoutError(this.name, Math.round(limit / 100) / 10, job.id);
+    }
+    throw new JobFailedError(this.name, job);
+  }
+
+  private async cancelAfterTimeout(jobId: string): Promise<void> {
+    this.resourceLog().info(`Cancelling job ${jobId}`);
+    try {
+      await this.cancel(jobId);
+    } catch (err) {
+      this.resourceLog().warn(`Could not cancel job ${jobId}: ${(err as Error).message}`);
+    }
+  }
+
+  private jobBody(input: unknown, options: JobOptions): string {
+    let body: string;
+    try {
+      body = JSON.stringify({ input, ...options });
+    } catch (err) {
+      throw new EndpointError(
+        `Input for endpoint ${this.name} cannot be sent as JSON: ${(err as Error).message}`,
+        this.name,
+      );
+    }
+    const bytes = Buffer.byteLength(body);
+    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(this.name, bytes, MAX_PAYLOAD_BYTES);
+    return body;
+  }
+
+  private async jobRequest(method: "GET" | "POST", path: string, body?: string, timeoutMs?: number) {
+    const job = await this.request<JobOutput>(method, path, body, timeoutMs);
+    if (
+      typeof job !== "object" ||
+      job === null ||
+      typeof job.id !== "string" ||
+      typeof job.status !== "string"
+    ) {
+      throw new DeserializeError(
+        this.name,
+        new Error(`expected a job with id and status, got ${preview(job)}`),
+      );
+    }
+    return job;
+  }
+
+  /** One call: breaker check, retries of connection failures, the answer parsed as JSON. */
+  private async request<T>(
+    method: "GET" | "POST",
+    path: string,
+    body?: string,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<T> {
+    const target = this.resolve();
+    const breaker = this.breaker();
+    const admission = breaker.admit();
+    if (!admission.allowed) {
+      throw new CircuitOpenError(
+        this.name,
+        target.url,
+        Math.ceil(admission.retryInMs / 1000),
+        admission.failures,
+      );
+    }
+    const url = `${target.url}${path}`;
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.apiKey()}`,
+      "User-Agent": USER_AGENT,
+      Accept: "application/json",
+    };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.doFetch(url, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        if (attempt < this.retry.attempts) {
+          await this.backoff(attempt, `${method} ${path}`, describe(err));
+          continue;
+        }
+        breaker.failure();
+        throw new EndpointConnectionError(this.name, target.url, err);
+      }
+      const text = await response.text().catch(() => "");
+      if (response.ok) {
+        breaker.success();
+        return this.parse<T>(text);
+      }
+      if (RETRYABLE_STATUS.has(response.status) && attempt < this.retry.attempts) {
+        await this.backoff(attempt, `${method} ${path}`, `${response.status} ${response.statusText}`);
+        continue;
+      }
+      if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) breaker.failure();
+      else breaker.success();
+      if (response.status === 404 && /^\s*\{\s*"error"\s*:\s*"Endpoint [^"]* not found"/.test(text)) {
+        throw new EndpointNotDeployedError(
+          this.name,
+          `the platform at ${baseOf(target.url)} has no endpoint ${target.id}`,
+        );
+      }
+      throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+    }
+  }
+
+  private async backoff(attempt: number, what: string, reason: string): Promise<void> {
+    const wait = backoffMs(this.retry, attempt);
+    this.resourceLog().warn(
+      `${what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
+    );
+    await sleep(wait);
+  }
+
+  private parse<T>(text: string): T {
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new DeserializeError(this.name, err);
+    }
+  }
+
+  private resolve(): Target {
+    if (this.target) return this.target;
+    const { options } = this;
+    if (options.url) {
+      const url = options.url.replace(/\/+$/, "");
+      this.target = { id: lastSegment(url), url };
+    } else if (options.id) {
+      this.target = { id: options.id, url: `${this.baseUrl()}/v2/${encodeURIComponent(options.id)}` };
+    } else {
+      const cwd = options.cwd ?? process.cwd();
+      const deployed = readDeployments(cwd)?.endpoints[this.name];
+      if (!deployed) {
+        throw new EndpointNotDeployedError(this.name, `no deployment of it is recorded in ${cwd}/.flash`);
+      }
+      this.target = { id: deployed.id, url: deployed.url };
+    }
+    return this.target;
+  }
+
+  private baseUrl(): string {
+    const given = this.options.baseUrl ?? this.env.RUNPOD_ENDPOINT_BASE_URL ?? "https://api.runpod.ai";
+    return given.replace(/\/+$/, "").replace(/\/v2$/, "");
+  }
+
+  private apiKey(): string {
+    this.key ??=
+      this.options.apiKey ??
+      resolveApiKey({
+        env: this.env,
+        ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
+        ...(this.options.home ? { home: this.options.home } : {}),
+        log: this.log,
+      }).key;
+    return this.key;
+  }
+
+  private breaker(): CircuitBreaker {
+    this.breakerOf ??= (this.options.breakers ?? DEFAULT_BREAKERS).for(
+      this.resolve().url,
+      this.log.child({ subject: "circuit-breaker" }),
+    );
+    return this.breakerOf;
+  }
+
+  private resourceLog(): Logger {
+    return this.log.child({ subject: `Endpoint:${this.name}` });
+  }
+
+  private jobLog(jobId: string): Logger {
+    return this.log.child({ subject: `Job:${jobId}` });
+  }
+}
+
+/** A client for the endpoint with this id (or these options). */
+export function endpoint(idOrOptions: string | EndpointClientOptions, options: EndpointClientOptions = {}) {
+  return new EndpointClient(typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions);
+}
+
+function lastSegment(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+}
+
+function baseOf(url: string): string {
+  return url.replace(/\/v2\/[^/]+$/, "");
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

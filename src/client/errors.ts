@@ -1,0 +1,157 @@
+// The endpoint client's failures, one class per condition of the interface document's "Errors" table.
+// Messages are API (DESIGN §4.4): tests assert them.
+
+/** Every error the endpoint client throws; `endpoint` names the endpoint it was calling. */
+export class EndpointError extends Error {
+  override name = "EndpointError";
+  constructor(
+    message: string,
+    readonly endpoint: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The endpoint could not be reached (connection refused or reset, DNS, TLS) even after retries. */
+export class EndpointConnectionError extends EndpointError {
+  override name = "EndpointConnectionError";
+  constructor(
+    endpoint: string,
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`Failed to connect to endpoint ${endpoint} (${url}): ${causeText(cause)}`, endpoint, { cause });
+  }
+}
+
+/** A non-2xx answer: the message names the endpoint, the code and the reason. */
+export class EndpointHttpError extends EndpointError {
+  override name = "EndpointHttpError";
+  constructor(
+    endpoint: string,
+    readonly status: number,
+    readonly reason: string,
+    readonly body: string,
+    readonly url: string,
+  ) {
+    const detail = errorDetail(body);
+    super(
+      `HTTP error from endpoint ${endpoint}: ${status} ${reason}${detail ? `: ${detail}` : ""}`,
+      endpoint,
+    );
+  }
+}
+
+/** The endpoint does not exist yet (never deployed, or still provisioning), so it has no URL to call. */
+export class EndpointNotDeployedError extends EndpointError {
+  override name = "EndpointNotDeployedError";
+  constructor(endpoint: string, detail: string) {
+    super(
+      `Endpoint URL not available for ${endpoint}: ${detail}. Deploy it first (flash deploy) or wait for provisioning to finish.`,
+      endpoint,
+    );
+  }
+}
+
+/** The job did not finish in time: the client's wait ran out, or the platform timed the job out. */
+export class ExecutionTimeoutError extends EndpointError {
+  override name = "ExecutionTimeoutError";
+  constructor(
+    endpoint: string,
+    readonly seconds: number,
+    readonly jobId?: string,
+  ) {
+    super(
+      `Execution timeout on ${endpoint} after ${formatSeconds(seconds)}s${jobId ? ` (job ${jobId})` : ""}. Raise executionTimeoutMs on the endpoint, make the handler faster, or use run() and poll.`,
+      endpoint,
+    );
+  }
+}
+
+/** The request body is over the platform's limit; raised before anything is sent. */
+export class PayloadTooLargeError extends EndpointError {
+  override name = "PayloadTooLargeError";
+  constructor(
+    endpoint: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `Payload size exceeds limit of ${megabytes(limit)} MB: the request to ${endpoint} is ${megabytes(bytes)} MB. Use network volumes, compress, or split requests.`,
+      endpoint,
+    );
+  }
+}
+
+/** The answer was not the JSON the client expected. */
+export class DeserializeError extends EndpointError {
+  override name = "DeserializeError";
+  constructor(endpoint: string, cause: unknown) {
+    super(
+      `Failed to deserialize result from endpoint ${endpoint}: ${causeText(cause)}. Return simple JSON types (objects, arrays, strings, numbers, booleans, null).`,
+      endpoint,
+      { cause },
+    );
+  }
+}
+
+/** Calls fail fast while the endpoint's circuit breaker is open. */
+export class CircuitOpenError extends EndpointError {
+  override name = "CircuitOpenError";
+  constructor(
+    endpoint: string,
+    readonly url: string,
+    readonly retryInSeconds: number,
+    failures: number,
+  ) {
+    super(
+      `Circuit breaker open for endpoint ${endpoint} (${url}) after ${failures} consecutive failures. Retry in ${retryInSeconds} seconds.`,
+      endpoint,
+    );
+  }
+}
+
+/** The job ended FAILED or CANCELLED; `job` is its last status. */
+export class JobFailedError extends EndpointError {
+  override name = "JobFailedError";
+  constructor(
+    endpoint: string,
+    readonly job: { id: string; status: string; error?: unknown },
+  ) {
+    const reason =
+      job.error === undefined
+        ? ""
+        : `: ${typeof job.error === "string" ? job.error : JSON.stringify(job.error)}`;
+    super(`Job ${job.id} on endpoint ${endpoint} ended ${job.status}${reason}`, endpoint);
+  }
+}
+
+export const megabytes = (bytes: number): string => (bytes / (1024 * 1024)).toFixed(1);
+
+const formatSeconds = (seconds: number): string =>
+  Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);
+
+function causeText(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  // fetch wraps the socket error ("fetch failed"); the inner one says what happened.
+  const inner = cause.cause instanceof Error ? cause.cause : undefined;
+  const code = (inner as { code?: unknown } | undefined)?.code;
+  if (inner)
+    return `${inner.message}${typeof code === "string" && !inner.message.includes(code) ? ` (${code})` : ""}`;
+  return cause.message;
+}
+
+/** The platform's `{"error": "..."}` body, or the start of whatever else was sent. */
+function errorDetail(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
+      const { error } = parsed as { error: unknown };
+      return typeof error === "string" ? error : JSON.stringify(error);
+    }
+  } catch {
+    // Not JSON: shown as text below.
+  }
+  return body.trim().slice(0, 300);
+}
