@@ -422,13 +422,12 @@ class Unpickler {
           const m = this.popMark();
           if (m - 1 < this.base) throw underflow();
           const l = this.listAt(m - 1);
-          const depths = this.depths;
           let depth = 1;
           for (let i = m; i < stack.length; i++) {
             const v = stack[i];
             l.push(v);
             if (typeof v === "object" && v !== null) {
-              const c = (depths.get(v) ?? 1) + 1;
+              const c = this.itemDepth(v) + 1;
               if (c > depth) depth = c;
             }
           }
@@ -648,8 +647,15 @@ class Unpickler {
     this.stack.push(v);
   }
 
+  /** Depth a value adds to its holder: 0 for scalars, bytes and PyFloat, else the container's own depth. */
+  private itemDepth(v: object): number {
+    const known = this.depths.get(v);
+    if (known !== undefined) return known;
+    return v instanceof PyFloat || v instanceof Uint8Array ? 0 : 1;
+  }
+
   private depthOf(v: unknown): number {
-    return typeof v === "object" && v !== null ? (this.depths.get(v) ?? 1) : 0;
+    return typeof v === "object" && v !== null ? this.itemDepth(v) : 0;
   }
 
   /** 1 + the deepest of items[from, to), at least `floor`. */
@@ -658,7 +664,7 @@ class Unpickler {
     for (let i = from; i < to; i++) {
       const v = items[i];
       if (typeof v === "object" && v !== null) {
-        const c = (this.depths.get(v) ?? 1) + 1;
+        const c = this.itemDepth(v) + 1;
         if (c > d) d = c;
       }
     }
@@ -693,8 +699,7 @@ class Unpickler {
         const key = kv[i];
         if (typeof key !== "string") break;
         const value = kv[i + 1];
-        if (typeof value === "object" && value !== null)
-          depth = Math.max(depth, (this.depths.get(value) ?? 1) + 1);
+        if (typeof value === "object" && value !== null) depth = Math.max(depth, this.itemDepth(value) + 1);
         if (key === "__proto__") setOwn(d, key, value);
         else d[key] = value;
       }
