@@ -36,8 +36,8 @@ export interface WorkerOptions {
   heartbeat?: JobIdsListener;
 }
 
-/** A platform answers stop messages; stream chunks above this fail the job with a clear message. */
-export const STREAM_CHUNK_LIMIT_BYTES = 1_000_000;
+/** One stream chunk may be at most 1 MB (worker-protocol §4.3); larger ones fail the job with a clear message. */
+export const STREAM_CHUNK_LIMIT_BYTES = 1024 * 1024;
 /** When at capacity, re-ask the concurrency modifier at least this often. */
 const CAPACITY_RECHECK_MS = 250;
 /** An empty take or stop poll answered faster than this waits out the rest: no hot loop on instant 204s. */
@@ -52,7 +52,8 @@ interface RunningJob {
   finished: Promise<void>;
 }
 
-const megabytes = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
+/** MB as the platform counts them (10 MB = 10,485,760 bytes in the interface document's limits). */
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /**
  * The queue worker: take jobs, run them through the job engine, report them; a stop channel cancels

@@ -298,7 +298,7 @@ describe("streaming (worker-protocol §3.5, §4.3)", () => {
     expect(platform.of("stream").length).toBe(1);
     expect(JSON.parse(platform.of("done")[0]!.body)).toStrictEqual({
       error:
-        "Stream chunk 1 could not be delivered: stream chunk is 1.5 MB, over the platform's limit of 1.0 MB",
+        "Stream chunk 1 could not be delivered: stream chunk is 1.4 MB, over the platform's limit of 1.0 MB",
     });
   });
 });
@@ -383,7 +383,7 @@ describe("result delivery (runpod-python #309)", () => {
     expect(second!.url).toBe("/v2/EP/job-done/w1/r3?gpu=X&isStream=false");
     expect(JSON.parse(second!.body)).toStrictEqual({
       error:
-        "Job result was not accepted: the platform refused the 3.0 MB result with 400 Bad Request: Bad Request: payload too large",
+        "Job result was not accepted: the platform refused the 2.9 MB result with 400 Bad Request: Bad Request: payload too large",
     });
   });
 
