@@ -23,7 +23,7 @@ export async function startTestPlatform(options: PlatformOptions = {}): Promise<
   const logger = createLogger({
     level: "DEBUG",
     json: false,
-    destination: { write: (line) => lines.push(line) },
+    destination: { write: (line) => lines.push(line.trimEnd()) },
   });
   const platform = await startPlatform({
     apiKey: "test-key",

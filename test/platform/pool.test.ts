@@ -1,0 +1,135 @@
+// The worker pool: processes spawned with the worker environment, output relayed, crashes restarted,
+// scale from zero and back, and endpoints with workers made through the management API.
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT } from "./cli.js";
+import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
+
+const TIMEOUT = 120_000;
+const node = (script: string) => [process.execPath, "-e", script];
+
+let t: TestPlatform | undefined;
+afterEach(async () => {
+  await t?.platform.close();
+  t = undefined;
+}, TIMEOUT);
+
+describe("worker pool", () => {
+  it(
+    "gives each worker the RUNPOD_* environment pointing at the platform, and relays its output",
+    async () => {
+      const script = `
+        const pick = (k) => process.env[k];
+        console.log(JSON.stringify(Object.fromEntries(["RUNPOD_WEBHOOK_GET_JOB", "RUNPOD_WEBHOOK_POST_OUTPUT",
+          "RUNPOD_WEBHOOK_POST_STREAM", "RUNPOD_WEBHOOK_PING", "RUNPOD_POD_ID", "RUNPOD_AI_API_KEY",
+          "RUNPOD_PING_INTERVAL", "EXTRA"].map((k) => [k, pick(k)]))));
+        console.error("to stderr");
+        setInterval(() => {}, 1000);`;
+      t = await startTestPlatform({
+        pingIntervalMs: 2_000,
+        endpoints: [{ id: "envs", command: node(script), workers: [1, 1], env: { EXTRA: "yes" } }],
+      });
+      const [workerId] = await eventually(() => {
+        const ids = t!.platform.pool("envs")?.workerIds ?? [];
+        return ids.length === 1 ? ids : undefined;
+      }, "the worker");
+      const line = await eventually(
+        () => t!.lines.find((l) => l.includes(`| INFO | ${workerId} | {`)),
+        "the worker's stdout",
+      );
+      const env = JSON.parse(line.slice(line.indexOf("{"))) as Record<string, string>;
+      const base = `${t.platform.url}/v2/envs`;
+      expect(env).toEqual({
+        RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=local`,
+        RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
+        RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
+        RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=local`,
+        RUNPOD_POD_ID: workerId,
+        RUNPOD_AI_API_KEY: t.platform.apiKey,
+        RUNPOD_PING_INTERVAL: "2000",
+        EXTRA: "yes",
+      });
+      await eventually(() => t!.lines.some((l) => l.includes(`| WARN | ${workerId} | to stderr`)), "stderr");
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "restarts a worker that crashes, backing off when it keeps crashing",
+    async () => {
+      t = await startTestPlatform({
+        endpoints: [{ id: "crashy", command: node("process.exit(3)"), workers: [1, 1] }],
+      });
+      await eventually(
+        () => t!.lines.filter((l) => /\| exited with code 3$/.test(l)).length >= 3,
+        "three crashes",
+        60_000,
+      );
+      expect(t.lines.some((l) => /crashed 2 time\(s\) in a row; next start in 1000 ms/.test(l))).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "logs a worker command that cannot start, and keeps serving",
+    async () => {
+      t = await startTestPlatform({
+        endpoints: [{ id: "missing", command: ["/nonexistent/worker-binary"], workers: [1, 1] }],
+      });
+      await eventually(
+        () => t!.lines.some((l) => l.includes("could not start: spawn /nonexistent")),
+        "the error",
+      );
+      const health = await fetch(`${t.base("missing")}/health`, {
+        headers: { authorization: `Bearer ${t.platform.apiKey}` },
+      });
+      expect(health.status).toBe(200);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "an endpoint made through POST /endpoints scales from zero for a job and back to zero when idle",
+    async () => {
+      t = await startTestPlatform();
+      const created = await fetch(`${t.platform.url}/endpoints`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.platform.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          id: "echo",
+          file: "examples/echo/handler.ts",
+          appDir: ROOT,
+          workers: [0, 2],
+          idleTimeoutMs: 500,
+        }),
+      });
+      expect(created.status).toBe(201);
+      expect(((await created.json()) as { command: string[] }).command).toContain(
+        join(ROOT, "examples/echo/handler.ts"),
+      );
+      expect(t.platform.pool("echo")?.size).toBe(0);
+      const answer = await fetch(`${t.base("echo")}/runsync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.platform.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: { cold: true } }),
+      });
+      const job = (await answer.json()) as JobJson;
+      expect(job).toMatchObject({ status: "COMPLETED", output: { cold: true } });
+      // The cold start is part of the delay, as on the platform.
+      expect(job.delayTime).toBeGreaterThan(0);
+      await eventually(() => t!.platform.pool("echo")?.size === 0, "the idle worker to stop", 60_000);
+      await eventually(
+        () => t!.lines.some((l) => /Worker:\w+ \| stopped \(code 0\)$/.test(l)),
+        "a clean stop",
+      );
+
+      const deleted = await fetch(`${t.platform.url}/endpoints/echo`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${t.platform.apiKey}` },
+      });
+      expect(deleted.status).toBe(200);
+      expect(t.platform.pool("echo")).toBeUndefined();
+    },
+    TIMEOUT,
+  );
+});
