@@ -11,6 +11,7 @@ import {
   MAX_DEPTH,
   MAX_MEMO_ENTRIES,
 } from "./limits.js";
+import { type MemoReads, scanMemoReads } from "./scan.js";
 import {
   asciiStrict,
   normalizeInt,
@@ -126,6 +127,8 @@ class Unpickler {
   private refetched: WeakSet<object> | undefined = undefined;
   private stale = false;
   private readonly budget = { copied: 0, max: MAX_COPIED_ITEMS };
+  /** Memo indices the pickle reads (null: keep every put); unread entries are counted but not kept. */
+  private readonly reads: MemoReads | null;
 
   constructor(input: Uint8Array, options: DecodeOptions) {
     // a plain Uint8Array view, so slice() copies even when the caller passed a Buffer
@@ -137,6 +140,7 @@ class Unpickler {
     this.deadline = this.now() + this.timeoutSeconds * 1000;
     this.maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
     this.maxDepth = options.maxDepth ?? MAX_DEPTH;
+    this.reads = scanMemoReads(this.buf, this.dv);
   }
 
   run(): unknown {
@@ -485,15 +489,8 @@ class Unpickler {
           if (stack.length <= this.base) throw underflow();
           this.pushAgain(stack[stack.length - 1]);
           break;
-        case 0x94: // MEMOIZE: the common sequential case appends without the generic checks
-          if (
-            this.memo.length === this.memoCount &&
-            stack.length > this.base &&
-            this.memoCount < this.maxMemo
-          ) {
-            this.memo.push(stack[stack.length - 1]);
-            this.memoCount++;
-          } else this.memoPut(this.memoCount);
+        case 0x94: // MEMOIZE
+          this.memoPut(this.memoCount);
           break;
         case 0x71: // BINPUT
           if (pos + 1 > end) throw truncated();
@@ -621,6 +618,14 @@ class Unpickler {
 
   private memoPut(idx: number): void {
     if (this.stack.length <= this.base) throw underflow();
+    const reads = this.reads;
+    if (reads !== null) {
+      // the scan saw no mixed numbering, so each put takes a fresh index: count it, keep it only if read
+      if (++this.memoCount > this.maxMemo)
+        throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
+      if (reads.has(idx)) this.memo[idx] = this.stack[this.stack.length - 1];
+      return;
+    }
     if (this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
       throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
     }
