@@ -59,6 +59,20 @@ describe("decoder", () => {
     expect(decode(encode(2 ** 60))).toBe(2 ** 60);
   });
 
+  it("numbers memo entries as Python does when MEMOIZE and explicit PUT indices are mixed", () => {
+    // PUT 5, then MEMOIZE takes len(memo) = 1
+    expect(decode(pk(0x80, 4, 0x4e, 0x71, 5, 0x30, 0x8c, 1, "a", 0x94, 0x30, 0x68, 1, 0x2e))).toBe("a");
+    expect(decode(pk(0x80, 4, 0x4e, 0x71, 5, 0x30, 0x8c, 1, "a", 0x94, 0x30, 0x68, 5, 0x2e))).toBeNull();
+  });
+
+  it("keeps memo entries at indices far beyond the input length", () => {
+    const far = [0x00, 0xe1, 0xf5, 0x05]; // 100,000,000
+    expect(decode(pk(0x80, 2, 0x8c, 1, "x", 0x72, far, 0x30, 0x6a, far, 0x2e))).toBe("x");
+    expect(() => decode(pk(0x80, 2, 0x8c, 1, "x", 0x72, far, 0x30, 0x6a, 0, 0, 0, 0, 0x2e))).toThrow(
+      /Memo value not found at index 0/,
+    );
+  });
+
   it("rejects lone UTF-8 garbage the way Python's codec does, but keeps surrogatepass sequences", () => {
     expect(() => decode(pk(0x80, 5, 0x8c, 2, 0xc3, 0x28, 0x2e))).toThrow(/can't decode byte 0xc3/);
     expect(decode(pk(0x80, 5, 0x8c, 3, 0xed, 0xa0, 0x80, 0x2e))).toBe("\ud800");
