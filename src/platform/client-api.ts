@@ -40,7 +40,8 @@ type JobParams = { endpointId: string; jobId: string };
 export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
   const { scheduler } = ctx;
   addJsonParser(app, "application/json");
-  app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
+  // Bearer as runpod-sdk sends it, or the raw key as the platform's own curl examples do.
+  app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, true));
 
   const jobFrom = (request: FastifyRequest): { endpoint: EndpointState; job: JobRecord } => {
     const endpoint = endpointFrom(scheduler, request);

@@ -95,7 +95,13 @@ describe("bad input gets a clear JSON error", () => {
   });
 
   it("wrong or missing key → 401", async () => {
-    for (const authorization of [undefined, "Bearer wrong", t.platform.apiKey, "Basic abc"]) {
+    for (const authorization of [
+      undefined,
+      "Bearer wrong",
+      "wrong",
+      "Basic abc",
+      `Bearer  ${t.platform.apiKey}x`,
+    ]) {
       const response = await fetch(`${t.base()}/health`, authorization ? { headers: { authorization } } : {});
       const { status, error } = await errorOf(response);
       expect(status, String(authorization)).toBe(401);
@@ -105,6 +111,11 @@ describe("bad input gets a clear JSON error", () => {
       headers: { authorization: "Bearer nope" },
     });
     expect(endpoints.status).toBe(401);
+  });
+
+  it("accepts the raw key too, as the platform's curl examples send it", async () => {
+    const response = await fetch(`${t.base()}/health`, { headers: { authorization: t.platform.apiKey } });
+    expect(response.status).toBe(200);
   });
 
   it("?wait= outside 1000–300000 → 400", async () => {
