@@ -7,10 +7,12 @@
 # and a Debian bookworm rootfs made by `debootstrap --variant=minbase` plus this machine's node and npm stands in
 # for the Dockerfiles' registry bases (node:<lts>-bookworm-slim, and nvidia/cuda for the GPU image too).
 #
-# usage: docker/build.sh [--real-bases] [--archive DIR] [--keep]
+# usage: docker/build.sh [--real-bases] [--archive DIR] [--keep] [--no-tsc]
 #   --real-bases   build FROM the Dockerfiles' own bases, pulled from their registry (a release build)
 #   --archive DIR  also write both images as docker-archive tarballs (for `docker load -i`) into DIR
 #   --keep         keep the buildah storage afterwards (its path is printed)
+#   --no-tsc       use dist/ as it is instead of running `npm run build` first (e.g. under `npm test`,
+#                  which has just built it and whose other tests are running dist/ at the same time)
 # environment:
 #   FLASH_IMAGE_CACHE    where the debootstrap rootfs is kept between runs (default /var/cache/flash-worker)
 #   FLASH_IMAGE_WORK     buildah storage directory (default: a new directory under /var/tmp, removed at the end)
@@ -25,6 +27,7 @@ mirror=${FLASH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 real_bases=no
 archive_dir=""
 keep=no
+tsc=yes
 
 while (($# > 0)); do
   case $1 in
@@ -34,8 +37,9 @@ while (($# > 0)); do
       shift
       ;;
     --keep) keep=yes ;;
+    --no-tsc) tsc=no ;;
     -h | --help)
-      sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+      sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -94,8 +98,13 @@ step() {
 step_done() { timings+=("$(printf '%-44s %4d s' "$1" $((SECONDS - step_started)))"); }
 
 # --- the runtime's dist/ is what the images copy, so it is built fresh from src/ (tsc; installs nothing).
-step "npm run build (dist/ for the images)"
-(cd "$repo" && npm run --silent build)
+if [[ $tsc == yes ]]; then
+  step "npm run build (dist/ for the images)"
+  (cd "$repo" && npm run --silent build)
+else
+  step "dist/ as built (--no-tsc)"
+fi
+[[ -f $repo/dist/cli/main.js ]] || die "dist/cli/main.js is missing: run npm ci (or npm run build) first"
 version=$(node -p 'require(process.argv[1]).version' "$repo/package.json")
 step_done "tsc build"
 
