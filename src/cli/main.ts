@@ -12,6 +12,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   start: () => import("./start.js"),
   dev: () => import("./dev.js"),
   serve: () => import("./serve.js"),
+  login: () => import("./login.js"),
+  build: () => import("./build.js"),
+  deploy: () => import("./deploy.js"),
 };
 
 function usage(): string {
@@ -25,6 +28,11 @@ function usage(): string {
     "                                   the local platform on 127.0.0.1:8000 with workers for the file",
     "  serve [endpoint_id...] [--host H] [--port P] [--api-key K]",
     "                                   the local platform alone; workers started elsewhere connect to it",
+    "  login [--api-key K]              save an API key in ~/.runpod/config.toml (prompts without --api-key)",
+    "  build [files...] [--node-version V]",
+    "                                   bundle the app and its endpoint manifest into .flash/artifact.tar.gz",
+    "  deploy [files...] [--url URL] [--api-key K] [--node-version V]",
+    "                                   build, then create or update the endpoints (default 127.0.0.1:8000)",
   ].join("\n");
 }
 

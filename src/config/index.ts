@@ -21,6 +21,10 @@ export interface Config {
   localApiKey?: string;
   /** Worker processes flash dev keeps for its endpoint: [min, max] (--workers min,max). */
   localWorkers?: [number, number];
+  /** Node.js version flash build/deploy build for (--node-version). */
+  nodeVersion?: string;
+  /** Base URL of the platform flash deploy talks to (--url); the local platform when not given. */
+  platformUrl?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
   /** Port of the load-balanced HTTP server. */
@@ -111,6 +115,19 @@ function workerRange(raw: string, source: string): [number, number] {
   }
   return [min, max];
 }
+/** An http(s) base URL, without a trailing slash. */
+function httpUrl(raw: string, source: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new ConfigError(`Invalid URL "${raw}" in ${source}: expected http://host:port or https://host`);
+  }
+  return raw.replace(/\/+$/, "");
+}
 const flag = (): boolean => true;
 
 export const OPTIONS = {
@@ -125,6 +142,8 @@ export const OPTIONS = {
   apiPort: { flags: ["--rp_api_port", "--api-port"], env: [], parse: integer(0, 65535) },
   localApiKey: { flags: ["--api-key"], env: ["FLASH_API_KEY"], parse: apiKey },
   localWorkers: { flags: ["--workers"], env: ["FLASH_WORKERS"], parse: workerRange },
+  nodeVersion: { flags: ["--node-version"], env: ["FLASH_NODE_VERSION"], parse: text },
+  platformUrl: { flags: ["--url"], env: ["FLASH_PLATFORM_URL"], parse: httpUrl },
   gracePeriod: {
     flags: ["--grace-period"],
     env: ["FLASH_GRACE_PERIOD"],
@@ -198,6 +217,8 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     apiPort: pick("apiPort") ?? 8000,
     localApiKey: pick("localApiKey"),
     localWorkers: pick("localWorkers"),
+    nodeVersion: pick("nodeVersion"),
+    platformUrl: pick("platformUrl"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",

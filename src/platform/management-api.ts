@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
+import { artifactRoutes } from "./artifacts.js";
 import type { PlatformContext } from "./context.js";
 import { addJsonParser, checkKey, HttpError } from "./http.js";
+import { newShortId } from "./ids.js";
 
 /** What POST /endpoints accepts: a handler file or a worker command, and how the endpoint runs. */
 export interface EndpointInit {
@@ -50,6 +52,8 @@ const endpointSchema = {
     command: { type: "array", minItems: 1, items: { type: "string" } },
     cwd: { type: "string", minLength: 1 },
     appDir: { type: "string", minLength: 1 },
+    /** An id from POST /artifacts: unpacked into the endpoint's own directory, its workers' cwd. */
+    artifact: { type: "string", minLength: 1 },
     workers: {
       type: "array",
       minItems: 2,
@@ -71,13 +75,18 @@ export async function managementApi(
   const { ctx, manager } = options;
   addJsonParser(app, "application/json");
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
+  const artifacts = await artifactRoutes(app, ctx);
 
   app.post("/endpoints", { schema: { body: endpointSchema } }, async (request, reply) => {
-    const body = (request.body ?? {}) as EndpointInit & { appDir?: string };
-    const { appDir, ...init } = body;
+    const body = (request.body ?? {}) as EndpointInit & { appDir?: string; artifact?: string };
+    const { appDir, artifact, ...init } = body;
     if (appDir !== undefined && init.cwd === undefined) init.cwd = appDir;
     if (init.id !== undefined && ctx.scheduler.endpoint(init.id)) {
       throw new HttpError(409, `Endpoint ${init.id} already exists`);
+    }
+    if (artifact !== undefined) {
+      init.id ??= newShortId();
+      init.cwd = await artifacts.unpack(artifact, init.id);
     }
     try {
       return reply.code(201).send(manager.create(init));

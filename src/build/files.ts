@@ -1,0 +1,70 @@
+// Which project files ship: everything but the .gitignore patterns and the built-in ignores (flash-toolkit §8.1).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
+
+/** Never shipped: toolkit state, VCS, dependencies, secrets, editor files, tests and docs. `.gitignore` may re-include with `!`. */
+export const BUILTIN_IGNORES = [
+  ".flash/",
+  ".runpod/",
+  ".git/",
+  ".gitignore",
+  "node_modules/",
+  "*.tar.gz",
+  "*.tgz",
+  ".env",
+  ".env.*",
+  "!.env.example",
+  ".vscode/",
+  ".idea/",
+  ".DS_Store",
+  "*.log",
+  "coverage/",
+  "test/",
+  "tests/",
+  "__tests__/",
+  "*.test.*",
+  "*.spec.*",
+  "docs/",
+  "*.md",
+  "!README.md",
+];
+
+export interface ProjectFile {
+  /** Relative to the project root, with `/` separators. */
+  path: string;
+  size: number;
+}
+
+/** The built-in ignores, then the project's `.gitignore` (so its `!pattern` lines can re-include). */
+export function ignoreRules(root: string): Ignore {
+  const rules = ignore().add(BUILTIN_IGNORES);
+  const gitignore = join(root, ".gitignore");
+  if (existsSync(gitignore)) rules.add(readFileSync(gitignore, "utf8"));
+  return rules;
+}
+
+/** Every file to ship, sorted; ignored folders are not entered, symlinked folders are not followed. */
+export function collectFiles(root: string, rules: Ignore = ignoreRules(root)): ProjectFile[] {
+  const files: ProjectFile[] = [];
+  const walk = (dir: string, prefix: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = `${prefix}${entry.name}`;
+      const full = join(dir, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        const target = statSync(full, { throwIfNoEntry: false });
+        isFile = target?.isFile() ?? false;
+        isDir = false;
+      }
+      if (isDir) {
+        if (!rules.ignores(`${path}/`)) walk(full, `${path}/`);
+      } else if (isFile && !rules.ignores(path)) {
+        files.push({ path, size: statSync(full).size });
+      }
+    }
+  };
+  walk(root, "");
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

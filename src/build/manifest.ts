@@ -1,0 +1,120 @@
+// The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
+import { relative } from "node:path";
+import { endpointIdFor } from "../cli/dev.js";
+import { loadApp } from "../cli/load.js";
+import type { NodeVersion } from "../routes/settings.js";
+import { type App, registry } from "../runtime/registry.js";
+import { BuildError } from "./errors.js";
+
+export const MANIFEST_NAME = "flash_manifest.json";
+
+export interface ManifestEndpoint {
+  name: string;
+  /** The platform id `flash deploy` gives it: the name, lowercased, made URL-safe. */
+  id: string;
+  /** Entry file, relative to the project root. */
+  file: string;
+  kind: "queue" | "load-balanced";
+  routes: { method: string; path: string }[];
+  workers: [number, number];
+  /** 0 = the platform's default. */
+  executionTimeoutMs: number;
+  /** Declared on an Endpoint; plain handler() files declare none. */
+  nodeVersion?: NodeVersion;
+  maxConcurrency: number;
+  dependencies: string[];
+  gpu?: string[];
+  cpu?: string[];
+  volume?: string;
+}
+
+export interface Manifest {
+  version: "1.0";
+  generatedAt: string;
+  projectName: string;
+  /** The Node.js major the workers run. */
+  nodeVersion: NodeVersion;
+  flashWorkerVersion: string;
+  files: number;
+  endpoints: ManifestEndpoint[];
+}
+
+/** Lowercase letters, digits, `-` and `_`, at most 64: what endpoint ids may be. */
+export function endpointSlug(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "");
+  return slug.slice(0, 64) || "endpoint";
+}
+
+/** Loads each entry file (as `flash start` would, without starting it) and describes the endpoint it defines. */
+export async function describeEndpoints(
+  root: string,
+  entries: readonly string[],
+): Promise<ManifestEndpoint[]> {
+  const endpoints: ManifestEndpoint[] = [];
+  for (const file of entries) {
+    const rel = relative(root, file).split("\\").join("/");
+    registry().app = undefined;
+    let app: App;
+    try {
+      app = await loadApp(file);
+    } catch (err) {
+      throw new BuildError(`Failed to load ${rel}: ${(err as Error).message}`);
+    }
+    endpoints.push(describe(app, rel, file));
+  }
+  const byId = new Map<string, ManifestEndpoint>();
+  for (const endpoint of endpoints) {
+    const other = byId.get(endpoint.id);
+    if (other) {
+      throw new BuildError(
+        `Endpoints "${other.name}" (${other.file}) and "${endpoint.name}" (${endpoint.file}) have the same name; endpoint names are unique per app.`,
+      );
+    }
+    byId.set(endpoint.id, endpoint);
+  }
+  return endpoints;
+}
+
+function describe(app: App, rel: string, file: string): ManifestEndpoint {
+  if (app.kind === "handler") {
+    const name = endpointIdFor(file);
+    return {
+      name,
+      id: endpointSlug(name),
+      file: rel,
+      kind: "queue",
+      routes: [],
+      workers: [0, 1],
+      executionTimeoutMs: 0,
+      maxConcurrency: typeof app.concurrency === "number" ? app.concurrency : 1,
+      dependencies: [],
+    };
+  }
+  if (!app.isLoadBalanced && !app.queueHandler) {
+    try {
+      app.assertRoutes();
+    } catch (err) {
+      throw new BuildError(`${rel}: ${(err as Error).message}`);
+    }
+  }
+  const { settings } = app;
+  const name = settings.name ?? endpointIdFor(file);
+  return {
+    name,
+    id: endpointSlug(name),
+    file: rel,
+    kind: app.isLoadBalanced ? "load-balanced" : "queue",
+    routes: app.routes.map((route) => ({ method: route.method, path: route.path })),
+    workers: [settings.workers[0], settings.workers[1]],
+    executionTimeoutMs: settings.executionTimeoutMs,
+    nodeVersion: settings.nodeVersion,
+    maxConcurrency: settings.maxConcurrency,
+    dependencies: [...settings.dependencies],
+    ...(settings.gpu ? { gpu: [...settings.gpu] } : {}),
+    ...(settings.cpu ? { cpu: [...settings.cpu] } : {}),
+    ...(settings.volume ? { volume: settings.volume } : {}),
+  };
+}

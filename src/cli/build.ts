@@ -1,0 +1,48 @@
+import { relative } from "node:path";
+import { BuildError, buildArtifact, formatSize } from "../build/index.js";
+import { toolkitLogger } from "../client/log.js";
+import { ConfigError } from "../config/index.js";
+import { EndpointConfigError } from "../routes/settings.js";
+import { LoadError } from "./load.js";
+import { fail, parseToolkitArgs } from "./toolkit-args.js";
+
+export const summary = "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)";
+
+/** Errors the user fixes in their project or command line: printed as one `✗` message, no stack. */
+export function isUserError(err: unknown): err is Error {
+  return (
+    err instanceof BuildError ||
+    err instanceof ConfigError ||
+    err instanceof LoadError ||
+    err instanceof EndpointConfigError
+  );
+}
+
+/** `flash build [entry files...] [--node-version V]` */
+export async function run(args: string[]): Promise<number> {
+  try {
+    const { config, positional } = parseToolkitArgs("build", args, ["--node-version"]);
+    const log = toolkitLogger().child({ subject: "build" });
+    const result = await buildArtifact({
+      entries: positional,
+      ...(config.nodeVersion === undefined ? {} : { nodeVersion: config.nodeVersion }),
+      log,
+    });
+    const { manifest } = result;
+    process.stdout.write(
+      [
+        `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(result.bytes)}, Node.js ${manifest.nodeVersion}`,
+        ...manifest.endpoints.map(
+          (e) =>
+            `  ${e.name} (${e.kind}, ${e.file})${e.routes.length > 0 ? `: ${e.routes.map((r) => `${r.method} ${r.path}`).join(", ")}` : ""}`,
+        ),
+        `  Archive: ${relative(process.cwd(), result.artifact)}`,
+        "",
+      ].join("\n"),
+    );
+    return 0;
+  } catch (err) {
+    if (isUserError(err)) return fail(err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,59 @@
+import { createInterface } from "node:readline";
+import { saveApiKey } from "../client/credentials.js";
+import { ConfigError } from "../config/index.js";
+import { fail, parseToolkitArgs } from "./toolkit-args.js";
+
+export const summary = "save an API key in ~/.runpod/config.toml (prompted for, or --api-key)";
+
+const consoleUrl = (env: Record<string, string | undefined>) =>
+  (env.RUNPOD_CONSOLE_URL || env.CONSOLE_BASE_URL || "https://console.runpod.io").replace(/\/+$/, "");
+
+/** One line from stdin; undefined when it closes first. */
+function readLine(prompt: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stderr,
+      terminal: process.stdin.isTTY,
+    });
+    let answered = false;
+    rl.question(prompt, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(answer);
+    });
+    rl.once("close", () => {
+      if (!answered) resolve(undefined);
+    });
+  });
+}
+
+/** `flash login [--api-key KEY]`: asks for the key (or takes it), checks its shape, saves it for the user only. */
+export async function run(args: string[]): Promise<number> {
+  // FLASH_API_KEY is the local platform's key: login saves only what it is given here.
+  const env = { ...process.env, FLASH_API_KEY: undefined };
+  let key: string | undefined;
+  try {
+    const { config, positional } = parseToolkitArgs("login", args, ["--api-key"], env);
+    if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
+    key = config.localApiKey;
+    if (key === undefined) {
+      process.stderr.write(
+        `Create an API key in the console: ${consoleUrl(env)}/user/settings (Settings > API Keys, permission All).\n`,
+      );
+      const pasted = (await readLine("Paste the API key: "))?.trim();
+      if (!pasted) return fail("No API key given; nothing saved.");
+      key = parseToolkitArgs("login", ["--api-key", pasted], [], env).config.localApiKey;
+    }
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const path = saveApiKey(key!);
+  process.stdout.write(`Logged in. Credentials saved to ${path}\n`);
+  for (const name of ["RUNPOD_API_KEY", "SERVICE_API_KEY"]) {
+    if (process.env[name]?.trim()) {
+      process.stderr.write(`! ${name} is set in this environment and is used before the saved key.\n`);
+    }
+  }
+  return 0;
+}
