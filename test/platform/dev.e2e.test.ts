@@ -61,7 +61,7 @@ describe("flash dev examples/echo/handler.ts", () => {
     "scales up to max workers under load and back to min when idle",
     async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 8; i++) ids.push((await dev.call("/run", { input: { mock_delay: 2, i } })).id);
+      for (let i = 0; i < 8; i++) ids.push((await dev.call("/run", { input: { mock_delay: 3, i } })).id);
       const done = await eventually(
         async () => {
           const jobs = await Promise.all(ids.map((id) => dev.call(`/status/${id}`)));
