@@ -2,6 +2,7 @@
 import { relative } from "node:path";
 import { endpointIdFor } from "../cli/dev.js";
 import { loadApp } from "../cli/load.js";
+import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
 import { type App, registry } from "../runtime/registry.js";
 import { BuildError } from "./errors.js";
@@ -79,42 +80,33 @@ export async function describeEndpoints(
 }
 
 function describe(app: App, rel: string, file: string): ManifestEndpoint {
-  if (app.kind === "handler") {
-    const name = endpointIdFor(file);
-    return {
-      name,
-      id: endpointSlug(name),
-      file: rel,
-      kind: "queue",
-      routes: [],
-      workers: [0, 1],
-      executionTimeoutMs: 0,
-      maxConcurrency: typeof app.concurrency === "number" ? app.concurrency : 1,
-      dependencies: [],
-    };
-  }
-  if (!app.isLoadBalanced && !app.queueHandler) {
+  if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) {
     try {
       app.assertRoutes();
     } catch (err) {
       throw new BuildError(`${rel}: ${(err as Error).message}`);
     }
   }
-  const { settings } = app;
-  const name = settings.name ?? endpointIdFor(file);
+  // `export default ep.handler(fn)` exports the queue handler, which carries its Endpoint's settings.
+  const settings =
+    app.kind === "endpoint" ? app.settings : (app as Partial<EndpointHandlerDefinition>).endpoint;
+  const loadBalanced = app.kind === "endpoint" && app.isLoadBalanced;
+  const name = settings?.name ?? endpointIdFor(file);
+  const concurrency = app.kind === "handler" ? app.concurrency : undefined;
   return {
     name,
     id: endpointSlug(name),
     file: rel,
-    kind: app.isLoadBalanced ? "load-balanced" : "queue",
-    routes: app.routes.map((route) => ({ method: route.method, path: route.path })),
-    workers: [settings.workers[0], settings.workers[1]],
-    executionTimeoutMs: settings.executionTimeoutMs,
-    nodeVersion: settings.nodeVersion,
-    maxConcurrency: settings.maxConcurrency,
-    dependencies: [...settings.dependencies],
-    ...(settings.gpu ? { gpu: [...settings.gpu] } : {}),
-    ...(settings.cpu ? { cpu: [...settings.cpu] } : {}),
-    ...(settings.volume ? { volume: settings.volume } : {}),
+    kind: loadBalanced ? "load-balanced" : "queue",
+    routes:
+      app.kind === "endpoint" ? app.routes.map((route) => ({ method: route.method, path: route.path })) : [],
+    workers: settings ? [settings.workers[0], settings.workers[1]] : [0, 1],
+    executionTimeoutMs: settings?.executionTimeoutMs ?? 0,
+    ...(settings ? { nodeVersion: settings.nodeVersion } : {}),
+    maxConcurrency: settings?.maxConcurrency ?? (typeof concurrency === "number" ? concurrency : 1),
+    dependencies: [...(settings?.dependencies ?? [])],
+    ...(settings?.gpu ? { gpu: [...settings.gpu] } : {}),
+    ...(settings?.cpu ? { cpu: [...settings.cpu] } : {}),
+    ...(settings?.volume ? { volume: settings.volume } : {}),
   };
 }

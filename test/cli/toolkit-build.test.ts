@@ -1,0 +1,260 @@
+// flash build: what ships, the manifest, and each of the interface document's build messages.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { list } from "tar";
+import { afterEach, describe, expect, it } from "vitest";
+import { scanImports } from "../../src/build/imports.js";
+import { BuildError, buildArtifact } from "../../src/build/index.js";
+import { targetNodeVersion } from "../../src/build/node-version.js";
+import { flashRun } from "../process.js";
+import { GREETER, makeProject, type Project } from "./toolkit-project.js";
+
+let project: Project | undefined;
+afterEach(() => {
+  project?.remove();
+  project = undefined;
+});
+
+async function entries(artifact: string): Promise<string[]> {
+  const names: string[] = [];
+  await list({ file: artifact, onReadEntry: (entry) => names.push(entry.path) });
+  return names.sort();
+}
+
+const buildError = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error("the build succeeded");
+    },
+    (err: unknown) => {
+      expect(err).toBeInstanceOf(BuildError);
+      return (err as Error).message;
+    },
+  );
+
+describe("scanImports", () => {
+  it("finds static, side-effect, re-export, dynamic and require specifiers; skips type-only imports and comments", () => {
+    const source = [
+      'import a from "./a.js";',
+      "import {",
+      "  b,",
+      "  type C,",
+      "} from './b';",
+      'import "./side-effect.js";',
+      'export * from "./re-export.js";',
+      'export { d } from "./d.js"',
+      'import type { T } from "./types-only.js";',
+      "export type Shape = { from: string };",
+      'const e = await import("./dynamic.js");',
+      'const f = require("./required.cjs");',
+      '// import x from "./commented.js";',
+      '/* export * from "./block.js" */',
+      'const url = "http://example.com/x"; import g from "pkg";',
+    ].join("\n");
+    expect(scanImports(source)).toEqual([
+      "./a.js",
+      "./b",
+      "./re-export.js",
+      "./d.js",
+      "pkg",
+      "./side-effect.js",
+      "./dynamic.js",
+      "./required.cjs",
+    ]);
+  });
+});
+
+describe("flash build", () => {
+  it("ships the sources (not ignored ones) and a manifest of the endpoints in .flash/artifact.tar.gz", async () => {
+    project = makeProject({
+      ...GREETER,
+      "README.md": "# app\n",
+      "NOTES.md": "not shipped\n",
+      "docs/guide.txt": "not shipped\n",
+      "test/handler.test.ts": "not shipped\n",
+      ".env": "RUNPOD_API_KEY=secret\n",
+      ".gitignore": "data/\n*.bin\n!keep.bin\n",
+      "data/big.csv": "1,2,3\n",
+      "weights.bin": "x",
+      "keep.bin": "y",
+    });
+    const result = await buildArtifact({ root: project.dir, entries: ["handler.ts"] });
+    expect(result.artifact).toBe(join(project.dir, ".flash", "artifact.tar.gz"));
+    expect(await entries(result.artifact)).toEqual([
+      "README.md",
+      "flash_manifest.json",
+      "handler.ts",
+      "keep.bin",
+      "lib/greet.ts",
+      "package.json",
+    ]);
+    const head = readFileSync(result.artifact).subarray(0, 2);
+    expect([...head]).toEqual([31, 139]);
+    expect(result.manifest).toMatchObject({
+      version: "1.0",
+      files: 5,
+      nodeVersion: process.versions.node.split(".")[0],
+      endpoints: [
+        {
+          name: expect.stringMatching(/^flash-app-/),
+          file: "handler.ts",
+          kind: "queue",
+          routes: [],
+          workers: [0, 1],
+          executionTimeoutMs: 0,
+        },
+      ],
+    });
+    expect(JSON.parse(readFileSync(join(project.dir, ".flash", "flash_manifest.json"), "utf8"))).toEqual(
+      result.manifest,
+    );
+  });
+
+  it("an Endpoint's name, kind, routes, workers and timeouts go into the manifest", async () => {
+    project = makeProject({
+      "api.ts": [
+        'import { Endpoint } from "flash-worker";',
+        'const api = new Endpoint({ name: "My API", workers: [1, 3], executionTimeoutMs: 30000, nodeVersion: 22 });',
+        'api.post("/generate", (body) => body);',
+        'api.get("/items/:id", (args) => args);',
+        "export default api;",
+      ].join("\n"),
+      "queue.ts": [
+        'import { Endpoint } from "flash-worker";',
+        'const ep = new Endpoint({ name: "jobs", workers: 2, maxConcurrency: 4 });',
+        "export default ep.handler(async (job) => job.input);",
+      ].join("\n"),
+    });
+    const { manifest } = await buildArtifact({
+      root: project.dir,
+      entries: ["api.ts", "queue.ts"],
+      nodeVersion: "22",
+    });
+    expect(manifest.nodeVersion).toBe("22");
+    expect(manifest.endpoints).toEqual([
+      expect.objectContaining({
+        name: "My API",
+        id: "my-api",
+        file: "api.ts",
+        kind: "load-balanced",
+        routes: [
+          { method: "POST", path: "/generate" },
+          { method: "GET", path: "/items/:id" },
+        ],
+        workers: [1, 3],
+        executionTimeoutMs: 30000,
+        nodeVersion: "22",
+      }),
+      expect.objectContaining({
+        name: "jobs",
+        kind: "queue",
+        routes: [],
+        workers: [0, 2],
+        maxConcurrency: 4,
+      }),
+    ]);
+  });
+
+  it("Relative import could not be resolved to a local file", async () => {
+    project = makeProject({
+      "handler.ts":
+        'import { handler } from "flash-worker";\nimport { x } from "./missing.js";\nexport default handler(() => x);\n',
+      "lib/util.ts": 'export { y } from "../../outside.js";\n',
+    });
+    const message = await buildError(buildArtifact({ root: project.dir, entries: ["handler.ts"] }));
+    expect(message).toBe(
+      [
+        "Relative import could not be resolved to a local file:",
+        '  handler.ts imports "./missing.js"',
+        '  lib/util.ts imports "../../outside.js"',
+        "Fix the import, or move the module under the project root.",
+      ].join("\n"),
+    );
+  });
+
+  it("shipped code importing an ignored file: lists the excluded files and their importers", async () => {
+    project = makeProject({
+      ...GREETER,
+      "handler.ts": `import "./secrets/config.js";\nimport "./tests/fixture.js";\n${GREETER["handler.ts"]}`,
+      "lib/greet.ts": `import "../secrets/config.js";\n${GREETER["lib/greet.ts"]}`,
+      ".gitignore": "secrets/\n",
+      "secrets/config.ts": "export const key = 1;\n",
+      "tests/fixture.ts": "export {};\n",
+    });
+    const message = await buildError(buildArtifact({ root: project.dir, entries: ["handler.ts"] }));
+    expect(message).toBe(
+      [
+        "Shipped code imports local modules that the build ignore rules (.gitignore or built-in defaults) exclude:",
+        "  secrets/config.ts (imported by handler.ts, lib/greet.ts)",
+        "  tests/fixture.ts (imported by handler.ts)",
+        "Shipping them would silently override a deliberate exclusion, and omitting them would break the worker with ERR_MODULE_NOT_FOUND. Remove the matching ignore pattern or stop importing these modules from shipped code.",
+      ].join("\n"),
+    );
+  });
+
+  it("an archive over the limit is refused with its actual size and the maximum, and removed", async () => {
+    project = makeProject({ ...GREETER, "blob.txt": randomBytes(32 * 1024).toString("hex") });
+    const message = await buildError(
+      buildArtifact({ root: project.dir, entries: ["handler.ts"], maxBytes: 1000 }),
+    );
+    expect(message).toMatch(
+      /^Archive exceeds the maximum size: \d+\.\d KB \(\d+ bytes\), the maximum is 1000 B \(1000 bytes\)\. Exclude large files/,
+    );
+    const artifact = join(project.dir, ".flash", "artifact.tar.gz");
+    expect(() => readFileSync(artifact)).toThrow(/ENOENT/);
+  });
+
+  it("the default maximum is 1.5 GB", async () => {
+    const { MAX_ARTIFACT_BYTES } = await import("../../src/build/index.js");
+    expect(MAX_ARTIFACT_BYTES).toBe(1500 * 1024 * 1024);
+  });
+});
+
+describe("Node.js version", () => {
+  const none = new Map<string, "20" | "22" | "24">();
+
+  it("--node-version outside the supported list: the message lists the versions", () => {
+    expect(() => targetNodeVersion("18", none)).toThrow(
+      "Node.js 18 is not supported. Supported versions: 20, 22, 24",
+    );
+    expect(targetNodeVersion("v24.1.0", none, "18.0.0")).toBe("24");
+  });
+
+  it("an unsupported local Node.js is refused unless --node-version says what to build for", () => {
+    expect(() => targetNodeVersion(undefined, none, "18.19.0")).toThrow(
+      "Local Node.js 18.19.0 is not supported. Supported versions: 20, 22, 24. Use --node-version <version>, set nodeVersion on the Endpoint, or switch to a supported Node.js.",
+    );
+    expect(targetNodeVersion(undefined, none, "22.3.0")).toBe("22");
+  });
+
+  it("endpoints declaring different versions must agree", () => {
+    const declared = new Map<string, "20" | "22" | "24">([
+      ["a", "20"],
+      ["b", "22"],
+    ]);
+    expect(() => targetNodeVersion(undefined, declared, "20.0.0")).toThrow(
+      "An app runs one Node.js version across its endpoints (found a=20, b=22). Set nodeVersion to the same value on every Endpoint, or pass --node-version.",
+    );
+    expect(targetNodeVersion("24", declared, "20.0.0")).toBe("24");
+  });
+
+  it("flash build --node-version 18 fails with the message on stderr", async () => {
+    project = makeProject(GREETER);
+    const { code, stderr } = await flashRun(["build", "--node-version", "18"], {}, project.dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain("✗ Node.js 18 is not supported. Supported versions: 20, 22, 24");
+  });
+
+  it("flash build prints what it built; the progress lines honour LOG_LEVEL", async () => {
+    project = makeProject(GREETER);
+    const built = await flashRun(["build"], { LOG_LEVEL: "INFO" }, project.dir);
+    expect(built.code).toBe(0);
+    expect(built.stdout).toMatch(/^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), \d+ B, Node\.js \d+$/m);
+    expect(built.stdout).toContain("Archive: .flash/artifact.tar.gz");
+    expect(built.stderr).toMatch(/\| INFO \| build \| Archiving 3 files into \.flash\/artifact\.tar\.gz$/m);
+    const quiet = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe("");
+  });
+});
