@@ -3,6 +3,7 @@ import { basename, dirname, extname, join, relative } from "node:path";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { newApiKey, type Platform, startPlatform } from "../platform/index.js";
+import { describeApp, lbCurlCommand } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
 
 export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
@@ -107,6 +108,7 @@ function watchHandler(file: string, platform: Platform, endpointId: string, log:
       log.info(`${[...changed].join(", ")} changed; restarting workers`);
       changed.clear();
       platform.pool(endpointId)?.restartAll();
+      platform.lb.get(endpointId)?.restartAll();
     }, RESTART_DEBOUNCE_MS);
   });
   watcher.on("error", (err) => log.warn(`Not watching ${dirname(file)} any more: ${err.message}`));
@@ -132,27 +134,32 @@ export async function run(args: string[]): Promise<number> {
   const { config } = parsed;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
   const endpointId = endpointIdFor(file);
+  const app = await describeApp(file);
+  const endpoint = {
+    id: endpointId,
+    name: relative(process.cwd(), file) || file,
+    file,
+    workers: config.localWorkers ?? [1, Math.max(3, app.workers?.[1] ?? 0)],
+    cwd: process.cwd(),
+    ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
+  } as const;
   const platform = await startPlatform({
     host: parsed.host,
     port: parsed.port,
     apiKey: parsed.apiKey,
     logger: log,
-    endpoints: [
-      {
-        id: endpointId,
-        name: relative(process.cwd(), file) || file,
-        file,
-        workers: config.localWorkers ?? [1, 3],
-        cwd: process.cwd(),
-      },
-    ],
+    // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
+    endpoints: app.loadBalanced ? [] : [endpoint],
+    loadBalanced: app.loadBalanced ? [endpoint] : [],
   });
   const stopWatching = watchHandler(file, platform, endpointId, log.child({ subject: "dev" }));
   process.stdout.write(
     [
-      `flash dev: ${relative(process.cwd(), file)} is endpoint "${endpointId}" at ${platform.url}/v2/${endpointId}`,
+      app.loadBalanced
+        ? `flash dev: ${relative(process.cwd(), file)} is load-balanced endpoint "${endpointId}" at ${platform.url}/lb/${endpointId}`
+        : `flash dev: ${relative(process.cwd(), file)} is endpoint "${endpointId}" at ${platform.url}/v2/${endpointId}`,
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
-      `Ready. Try: ${curlCommand(platform, endpointId, sampleBody(file))}`,
+      `Ready. Try: ${app.loadBalanced ? lbCurlCommand(platform.url, endpointId, platform.apiKey, file) : curlCommand(platform, endpointId, sampleBody(file))}`,
       "",
     ].join("\n"),
   );

@@ -2,6 +2,7 @@
 export type { EndpointConfig } from "./endpoint.js";
 export { newApiKey } from "./ids.js";
 export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
+export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
 export type { EndpointInfo, EndpointInit } from "./management-api.js";
 export { WorkerPool } from "./pool.js";
 export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";

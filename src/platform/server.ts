@@ -9,12 +9,14 @@ import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./en
 import { errorHandler } from "./http.js";
 import { newApiKey, newShortId } from "./ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
+import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbProxy } from "./lb-proxy.js";
 import {
   type EndpointInfo,
   type EndpointInit,
   type EndpointManager,
   managementApi,
 } from "./management-api.js";
+import { openaiApi } from "./openai.js";
 import { WorkerPool } from "./pool.js";
 import { Scheduler } from "./scheduler.js";
 import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
@@ -41,6 +43,8 @@ export interface PlatformOptions {
   webhooks?: Partial<WebhookOptions>;
   /** Endpoints to create at start. */
   endpoints?: EndpointInit[];
+  /** Load-balanced endpoints to create at start, served under `/lb/<id>/`. */
+  loadBalanced?: LbEndpointInit[];
   /** The worker argv for a handler file (default: `node <flash> start <file>`). */
   workerCommand?: (file: string) => string[];
 }
@@ -57,6 +61,10 @@ export interface Platform {
   listEndpoints(): EndpointInfo[];
   /** The worker pool of an endpoint that has a worker command. */
   pool(endpointId: string): WorkerPool | undefined;
+  /** Creates a load-balanced endpoint: HTTP workers behind `${url}/lb/<id>/`. */
+  createLbEndpoint(init: LbEndpointInit): LbEndpointInfo;
+  /** The load-balanced endpoints, by id. */
+  lb: LbEndpoints;
   /** The environment that points a worker at this platform (worker-protocol §2.1). */
   workerEnv(endpointId: string, workerId: string): Record<string, string>;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
@@ -112,6 +120,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   // Client and worker routes share the /v2/<endpoint_id>/ prefix but not their auth or body parsers.
   await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
+  await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
+  const lb = new LbEndpoints({ log, workerCommand, stopGraceMs: options.workerStopGraceMs ?? 30_000 });
+  await app.register(lbProxy, { ctx, endpoints: lb });
 
   let baseUrl = "";
   const info = (endpoint: EndpointState): EndpointInfo => {
@@ -179,6 +190,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const host = connectHost(address.address);
   baseUrl = `http://${host}:${address.port}`;
   for (const init of options.endpoints ?? []) manager.create(init);
+  const createLbEndpoint = (init: LbEndpointInit): LbEndpointInfo => {
+    const info = lb.create(init).info(baseUrl);
+    platformLog.info(`Load-balanced endpoint ${info.id} (${info.name}) at ${info.url}/<path>`);
+    return info;
+  };
+  for (const init of options.loadBalanced ?? []) createLbEndpoint(init);
 
   let closing: Promise<void> | undefined;
   return {
@@ -191,11 +208,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     deleteEndpoint: (id) => manager.remove(id),
     listEndpoints: () => manager.list(),
     pool: (id) => pools.get(id),
+    createLbEndpoint,
+    lb,
     workerEnv,
     close() {
       closing ??= (async () => {
         scheduler.close();
-        await Promise.all([...pools.values()].map((pool) => pool.close()));
+        await Promise.all([...pools.values()].map((pool) => pool.close()).concat(lb.close()));
         await app.close();
         await webhooks.close();
       })();

@@ -1,0 +1,72 @@
+// What `flash dev` needs to know about the app before it starts workers: routes or a queue handler, and
+// the settings an Endpoint carries (workers, execution timeout).
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { App } from "../runtime/registry.js";
+import { loadApp } from "./load.js";
+
+export interface DevApp {
+  /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */
+  loadBalanced: boolean;
+  /** From an Endpoint's settings; undefined for a plain handler(). */
+  workers?: [number, number];
+  executionTimeoutMs?: number;
+}
+
+function settingsOf(
+  app: App,
+): { workers: readonly [number, number]; executionTimeoutMs: number } | undefined {
+  if (app.kind === "endpoint") return app.settings;
+  return (app as { endpoint?: { workers: readonly [number, number]; executionTimeoutMs: number } }).endpoint;
+}
+
+/** Loads the handler file in this process (no hooks run) to see what kind of app it is. */
+export async function describeApp(file: string): Promise<DevApp> {
+  let app: App;
+  try {
+    app = await loadApp(file);
+  } catch {
+    // The workers will load it too and report the error where the user looks.
+    return { loadBalanced: false };
+  }
+  const settings = settingsOf(app);
+  return {
+    loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
+    ...(settings ? { workers: [settings.workers[0], Math.max(1, settings.workers[1])] } : {}),
+    ...(settings && settings.executionTimeoutMs > 0
+      ? { executionTimeoutMs: settings.executionTimeoutMs }
+      : {}),
+  };
+}
+
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** A curl call of the first request in test_input.json beside the handler (or GET /), through the proxy. */
+export function lbCurlCommand(baseUrl: string, endpointId: string, apiKey: string, file: string): string {
+  let method = "GET";
+  let path = "/";
+  let body: unknown;
+  const sample = join(dirname(file), "test_input.json");
+  if (existsSync(sample)) {
+    try {
+      const parsed = JSON.parse(readFileSync(sample, "utf8")) as { requests?: unknown[] };
+      const first = (Array.isArray(parsed.requests) ? parsed.requests[0] : parsed) as
+        | { method?: string; path?: string; body?: unknown }
+        | undefined;
+      if (typeof first?.path === "string") {
+        method = (first.method ?? "GET").toUpperCase();
+        path = first.path;
+        body = first.body;
+      }
+    } catch {
+      // A broken sample is the user's to fix; the curl line falls back to GET /.
+    }
+  }
+  const parts = [
+    `curl -s -X ${method} ${baseUrl}/lb/${endpointId}${path}`,
+    `-H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
+  ];
+  if (body !== undefined)
+    parts.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(body))}`);
+  return parts.join(" ");
+}

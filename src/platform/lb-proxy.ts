@@ -1,0 +1,471 @@
+// Load-balanced endpoints on the local platform: worker processes serving HTTP, health-checked through `/ping`
+// (200 ready, 204 initializing, anything else unhealthy: flash-toolkit §4.2), and a proxy from
+// `/lb/<endpoint_id>/<path>` to a ready worker.
+import { type ChildProcess, spawn } from "node:child_process";
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "../log/index.js";
+import type { PlatformContext } from "./context.js";
+import { checkKey, clientGone, HttpError } from "./http.js";
+import { newShortId } from "./ids.js";
+import { relayLine } from "./pool.js";
+
+export interface LbEndpointInit {
+  id: string;
+  name?: string;
+  /** Handler file: workers are `flash start <file>` processes serving its routes. */
+  file?: string;
+  /** Worker argv, instead of `file`. */
+  command?: string[];
+  cwd?: string;
+  /** Worker processes: at least min, more while every ready one is busy, at most max. */
+  workers?: [number, number];
+  /** A proxied request gets this long for its answer (default 10 min). */
+  executionTimeoutMs?: number;
+  /** A worker above min idle this long is stopped (default 5 s). */
+  idleTimeoutMs?: number;
+  env?: Record<string, string>;
+}
+
+export interface LbEndpointInfo {
+  id: string;
+  name: string;
+  /** Base URL of the routes: `<platform>/lb/<id>`. */
+  url: string;
+  workers: [number, number];
+  /** Worker processes and how many answer /ping 200. */
+  workersRunning: number;
+  workersReady: number;
+}
+
+export interface LbOptions {
+  log: Logger;
+  workerCommand(file: string): string[];
+  /** A worker asked to stop is killed after this long. */
+  stopGraceMs: number;
+  /** How long a request waits for a ready worker before a 503 (cold start, /ping gating). */
+  readyWaitMs?: number;
+}
+
+type WorkerState = "starting" | "initializing" | "ready" | "unhealthy";
+
+interface LbWorker {
+  id: string;
+  child: ChildProcess;
+  port?: number;
+  state: WorkerState;
+  inFlight: number;
+  startedAt: number;
+  idleSince: number;
+  stopping: boolean;
+  timer?: NodeJS.Timeout;
+  exited: Promise<void>;
+}
+
+/** Polls a starting worker's /ping often, a ready one now and then (the platform polls it periodically). */
+const PING_STARTING_MS = 100;
+const PING_READY_MS = 1_000;
+const PING_TIMEOUT_MS = 2_000;
+const DEFAULT_READY_WAIT_MS = 90_000;
+/** Crash-loop back-off, as the queue pool: 0.5 s doubling to 30 s; a worker that lived 10 s resets it. */
+const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
+/** The worker's own log line that names its port (src/routes/serve.ts). */
+const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
+/** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+]);
+
+function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
+  return out;
+}
+
+/** The worker processes of one load-balanced endpoint. */
+export class LbEndpoint {
+  readonly name: string;
+  readonly workers: [number, number];
+  readonly executionTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly command: string[];
+  private readonly processes = new Map<string, LbWorker>();
+  private readonly waiters = new Set<() => void>();
+  private readonly agent = new Agent({ keepAlive: true });
+  private readonly ticker: NodeJS.Timeout;
+  private crashes = 0;
+  private respawnAt = 0;
+  private closed = false;
+  private next = 0;
+
+  constructor(
+    readonly init: LbEndpointInit,
+    private readonly options: LbOptions,
+  ) {
+    this.name = init.name ?? init.id;
+    const [min, max] = init.workers ?? [0, 1];
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
+      throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
+    }
+    this.workers = [min, max];
+    this.executionTimeoutMs = init.executionTimeoutMs ?? 600_000;
+    this.idleTimeoutMs = init.idleTimeoutMs ?? 5_000;
+    const command =
+      init.command ?? (init.file ? options.workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
+    if (!command || command.length === 0)
+      throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
+    this.command = command;
+    this.ticker = setInterval(() => this.scale(false), 250);
+    this.ticker.unref();
+    this.scale(false);
+  }
+
+  get id(): string {
+    return this.init.id;
+  }
+
+  get running(): number {
+    return this.alive().length;
+  }
+
+  get ready(): number {
+    return this.alive().filter((w) => w.state === "ready").length;
+  }
+
+  /** A ready worker (the least busy), waiting for one while workers start; undefined when the wait ends first. */
+  async acquire(waitMs: number, signal: AbortSignal): Promise<LbWorker | undefined> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const worker = this.pick();
+      if (worker) {
+        worker.inFlight++;
+        // Every ready worker busy: bring up another for the next request, within max.
+        if (worker.inFlight > 1) this.scale(true);
+        return worker;
+      }
+      this.scale(true);
+      const left = deadline - Date.now();
+      if (left <= 0 || signal.aborted || this.closed) return undefined;
+      await new Promise<void>((wake) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", done);
+          this.waiters.delete(done);
+          wake();
+        };
+        const timer = setTimeout(done, Math.min(left, 1_000));
+        signal.addEventListener("abort", done, { once: true });
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  release(worker: LbWorker): void {
+    worker.inFlight = Math.max(0, worker.inFlight - 1);
+    if (worker.inFlight === 0) worker.idleSince = Date.now();
+  }
+
+  /** Proxies one request to `worker`; the answer is streamed back as the worker writes it. */
+  forward(request: FastifyRequest, reply: FastifyReply, worker: LbWorker, path: string): Promise<void> {
+    return new Promise((done) => {
+      const res = reply.raw;
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        this.release(worker);
+        done();
+      };
+      const fail = (status: number, message: string) => {
+        if (!res.headersSent) {
+          res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+          res.end(JSON.stringify({ error: message }));
+        } else {
+          res.destroy();
+        }
+        finish();
+      };
+      const upstream = httpRequest(
+        {
+          host: "127.0.0.1",
+          port: worker.port,
+          method: request.method,
+          path,
+          headers: forwardHeaders(request.headers),
+          agent: this.agent,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, forwardHeaders(answer.headers));
+          answer.pipe(res);
+          answer.once("end", finish);
+          answer.once("error", () => fail(502, `Worker ${worker.id} broke off its answer`));
+        },
+      );
+      upstream.setTimeout(this.executionTimeoutMs, () =>
+        upstream.destroy(
+          new Error(`Execution timeout on ${this.name} after ${this.executionTimeoutMs / 1000}s`),
+        ),
+      );
+      upstream.once("error", (err) =>
+        fail(err.message.startsWith("Execution timeout") ? 504 : 502, `Worker ${worker.id}: ${err.message}`),
+      );
+      res.once("close", () => {
+        if (!res.writableFinished) upstream.destroy();
+        finish();
+      });
+      request.raw.pipe(upstream);
+    });
+  }
+
+  /** Replaces every worker (the handler file changed): old ones finish their requests, new ones take the next. */
+  restartAll(): void {
+    this.crashes = 0;
+    this.respawnAt = 0;
+    for (const worker of this.alive()) this.stop(worker);
+    this.scale(false);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.ticker);
+    for (const wake of [...this.waiters]) wake();
+    for (const worker of this.processes.values()) this.stop(worker);
+    await Promise.all([...this.processes.values()].map((w) => w.exited));
+    this.agent.destroy();
+  }
+
+  info(baseUrl: string): LbEndpointInfo {
+    return {
+      id: this.id,
+      name: this.name,
+      url: `${baseUrl}/lb/${this.id}`,
+      workers: this.workers,
+      workersRunning: this.running,
+      workersReady: this.ready,
+    };
+  }
+
+  private alive(): LbWorker[] {
+    return [...this.processes.values()].filter((w) => !w.stopping);
+  }
+
+  private pick(): LbWorker | undefined {
+    const ready = this.alive().filter((w) => w.state === "ready");
+    if (ready.length === 0) return undefined;
+    // Least busy first; round-robin among equals so load spreads.
+    this.next = (this.next + 1) % ready.length;
+    const rotated = [...ready.slice(this.next), ...ready.slice(0, this.next)];
+    return rotated.reduce((best, w) => (w.inFlight < best.inFlight ? w : best));
+  }
+
+  /** Keeps min workers, adds one when asked and none is on its way, stops idle ones above min. */
+  private scale(wanted: boolean): void {
+    if (this.closed) return;
+    const [min, max] = this.workers;
+    const alive = this.alive();
+    const coming = alive.some((w) => w.state === "starting" || w.state === "initializing");
+    const busy = alive.every((w) => w.state !== "ready" || w.inFlight > 0);
+    const target = Math.max(min, wanted && busy && !coming ? alive.length + 1 : alive.length);
+    if (target > alive.length && Date.now() >= this.respawnAt) {
+      for (let i = alive.length; i < Math.min(target, max); i++) this.spawn();
+      return;
+    }
+    let count = alive.length;
+    const now = Date.now();
+    for (const worker of alive.reverse()) {
+      if (count <= min) break;
+      if (worker.inFlight > 0 || worker.state !== "ready") continue;
+      if (now - Math.max(worker.idleSince, worker.startedAt) >= this.idleTimeoutMs) {
+        this.options.log.info(`Worker:${worker.id} | idle for ${now - worker.idleSince} ms; stopping it`);
+        this.stop(worker);
+        count--;
+      }
+    }
+  }
+
+  private spawn(): void {
+    const [command, ...args] = this.command;
+    if (!command) return;
+    const id = newShortId();
+    const log = this.options.log.child({ subject: id });
+    const child = spawn(command, args, {
+      cwd: this.init.cwd,
+      // PORT=0: the worker picks a free port and names it in its "listening on" line.
+      env: { ...process.env, ...this.init.env, PORT: "0", FLASH_LB_HOST: "127.0.0.1", RUNPOD_POD_ID: id },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let exited: () => void = () => {};
+    const now = Date.now();
+    const worker: LbWorker = {
+      id,
+      child,
+      state: "starting",
+      inFlight: 0,
+      startedAt: now,
+      idleSince: now,
+      stopping: false,
+      exited: new Promise((r) => {
+        exited = r;
+      }),
+    };
+    this.processes.set(id, worker);
+    log.info(`Worker:${id} | starting (pid ${child.pid}): ${this.command.join(" ")}`);
+    for (const [stream, level] of [
+      [child.stdout, "info"],
+      [child.stderr, "warn"],
+    ] as const) {
+      if (!stream) continue;
+      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+        const port = worker.port === undefined ? LISTENING.exec(line)?.[1] : undefined;
+        if (port) {
+          worker.port = Number(port);
+          this.ping(worker);
+        }
+        relayLine(line, level, log);
+      });
+    }
+    child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
+    child.once("close", (code, signal) => {
+      clearTimeout(worker.timer);
+      this.processes.delete(id);
+      exited();
+      this.exited(worker, code, signal);
+    });
+  }
+
+  /** One /ping, then the next one scheduled: 200 ready, 204 initializing, anything else unhealthy. */
+  private ping(worker: LbWorker): void {
+    if (worker.stopping || this.closed || worker.port === undefined) return;
+    const log = this.options.log.child({ subject: worker.id });
+    fetch(`http://127.0.0.1:${worker.port}/ping`, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        return res.status === 200 ? "ready" : res.status === 204 ? "initializing" : "unhealthy";
+      })
+      .catch((): WorkerState => "unhealthy")
+      .then((state) => {
+        if (worker.stopping) return;
+        if (state !== worker.state) {
+          if (state === "ready") log.info(`Worker:${worker.id} | ready on port ${worker.port} (/ping 200)`);
+          else if (state === "initializing") log.info(`Worker:${worker.id} | initializing (/ping 204)`);
+          else if (worker.state === "ready") log.warn(`Worker:${worker.id} | unhealthy: /ping failed`);
+          worker.state = state;
+          if (state === "ready") for (const wake of [...this.waiters]) wake();
+        }
+        worker.timer = setTimeout(
+          () => this.ping(worker),
+          state === "ready" ? PING_READY_MS : PING_STARTING_MS,
+        );
+        worker.timer.unref();
+      });
+  }
+
+  private stop(worker: LbWorker): void {
+    if (worker.stopping) return;
+    worker.stopping = true;
+    clearTimeout(worker.timer);
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+    worker.child.kill("SIGTERM");
+    const killer = setTimeout(() => worker.child.kill("SIGKILL"), this.options.stopGraceMs);
+    killer.unref();
+    void worker.exited.then(() => clearTimeout(killer));
+  }
+
+  private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    const log = this.options.log.child({ subject: worker.id });
+    if (worker.stopping) log.info(`Worker:${worker.id} | stopped (${how})`);
+    else log.warn(`Worker:${worker.id} | exited with ${how}`);
+    if (worker.stopping || this.closed) return;
+    if (code !== 0 && Date.now() - worker.startedAt < CRASH_BACKOFF.healthyAfterMs) {
+      this.crashes++;
+      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
+      this.respawnAt = Date.now() + delay;
+      log.warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
+    } else {
+      this.crashes = 0;
+    }
+    this.scale(false);
+  }
+}
+
+/** The load-balanced endpoints of a platform, by id. */
+export class LbEndpoints {
+  private readonly endpoints = new Map<string, LbEndpoint>();
+
+  constructor(private readonly options: LbOptions) {}
+
+  create(init: LbEndpointInit): LbEndpoint {
+    if (this.endpoints.has(init.id)) throw new Error(`Load-balanced endpoint ${init.id} already exists`);
+    const endpoint = new LbEndpoint(init, this.options);
+    this.endpoints.set(init.id, endpoint);
+    return endpoint;
+  }
+
+  get(id: string): LbEndpoint | undefined {
+    return this.endpoints.get(id);
+  }
+
+  list(): LbEndpoint[] {
+    return [...this.endpoints.values()];
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const endpoint = this.endpoints.get(id);
+    if (!endpoint) return false;
+    this.endpoints.delete(id);
+    await endpoint.close();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.list().map((e) => e.close()));
+    this.endpoints.clear();
+  }
+
+  get readyWaitMs(): number {
+    return this.options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
+  }
+}
+
+/** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */
+export async function lbProxy(
+  app: FastifyInstance,
+  options: { ctx: PlatformContext; endpoints: LbEndpoints },
+): Promise<void> {
+  const { ctx, endpoints } = options;
+  // Bodies are streamed to the worker unread.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null));
+  app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { endpointId } = request.params as { endpointId: string };
+    const endpoint = endpoints.get(endpointId);
+    if (!endpoint) throw new HttpError(404, `Load-balanced endpoint ${endpointId} not found`);
+    const prefix = `/lb/${endpointId}`;
+    const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
+    const path = rest.startsWith("/") ? rest : `/${rest}`;
+    const worker = await endpoint.acquire(endpoints.readyWaitMs, clientGone(reply));
+    if (!worker) {
+      throw new HttpError(
+        503,
+        `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
+      );
+    }
+    reply.hijack();
+    await endpoint.forward(request, reply, worker, path);
+  };
+  app.all("/lb/:endpointId", handle);
+  app.all("/lb/:endpointId/*", handle);
+}

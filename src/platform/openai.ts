@@ -1,0 +1,144 @@
+// The chat-completion-compatible base URL `/v2/<endpoint_id>/openai/v1`: each request becomes a job whose
+// input is `{openai_route, openai_input}` (the platform's language-model worker convention), answered with
+// the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { PlatformContext } from "./context.js";
+import type { EndpointState } from "./endpoint.js";
+import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
+import { isTerminal, type JobRecord } from "./jobs.js";
+
+/** Bodies up to the /runsync limit (worker-protocol §11). */
+const BODY_LIMIT = 20 * 1024 * 1024;
+/** A request waits for its job at most this long beyond the job's own execution timeout (queue time). */
+const QUEUE_ALLOWANCE_MS = 5 * 60_000;
+const DONE_EVENT = "data: [DONE]\n\n";
+
+/** OpenAI clients read `{"error": {"message", "type", "code"}}`. */
+function openaiError(status: number, message: string, code?: string) {
+  const type =
+    status === 401 ? "authentication_error" : status < 500 ? "invalid_request_error" : "server_error";
+  return { error: { message, type, code: code ?? null, param: null } };
+}
+
+/** The worker's error text: runpod-python's JSON error string carries `error_message`. */
+export function jobErrorMessage(error: unknown): string {
+  if (typeof error === "string") {
+    try {
+      const parsed = JSON.parse(error) as { error_message?: unknown };
+      if (typeof parsed.error_message === "string") return parsed.error_message;
+    } catch {
+      // Not JSON: the text is the message.
+    }
+    return error;
+  }
+  return JSON.stringify(error) ?? "unknown error";
+}
+
+/** What a non-streaming request gets: a generator's aggregated single answer is unwrapped. */
+function answerOf(job: JobRecord): unknown {
+  const output = job.output;
+  if (job.streamed && Array.isArray(output) && output.length === 1) return output[0];
+  return output;
+}
+
+/** One SSE event for a stream chunk: strings are the worker's own `data:` lines, objects are wrapped. */
+function sseOf(chunk: unknown): string {
+  if (typeof chunk === "string") return chunk.endsWith("\n\n") ? chunk : `${chunk.replace(/\n?$/, "\n")}\n`;
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function failure(job: JobRecord): { status: number; message: string } {
+  if (job.status === "TIMED_OUT") return { status: 504, message: `Job ${job.id} timed out` };
+  if (job.status === "CANCELLED") return { status: 499, message: `Job ${job.id} was cancelled` };
+  if (job.status === "FAILED") return { status: 500, message: jobErrorMessage(job.error) };
+  return { status: 504, message: `Job ${job.id} did not finish in time (status ${job.status})` };
+}
+
+export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
+  const { scheduler } = ctx;
+  addJsonParser(app, "application/json");
+  app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const status = err instanceof HttpError ? err.statusCode : (err.statusCode ?? 500);
+    if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
+    return reply.code(status).send(openaiError(status, err.message));
+  });
+
+  const submit = (request: FastifyRequest, route: string, body: unknown) => {
+    const endpoint = endpointFrom(scheduler, request);
+    const input = { openai_route: route, openai_input: body ?? {} };
+    return { endpoint, job: scheduler.submit(endpoint, { input, sync: true }) };
+  };
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply, route: string, body: unknown) => {
+    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      throw new HttpError(400, "The request body must be a JSON object");
+    }
+    const { endpoint, job } = submit(request, route, body);
+    const gone = clientGone(reply);
+    if ((body as { stream?: unknown } | undefined)?.stream === true) {
+      return streamJob(endpoint, job, reply, gone);
+    }
+    await scheduler.waitForTerminal(job, job.executionTimeoutMs + QUEUE_ALLOWANCE_MS, gone);
+    if (gone.aborted) return cancelUnfinished(endpoint, job);
+    if (job.status === "COMPLETED") return reply.send(answerOf(job));
+    cancelUnfinished(endpoint, job);
+    const { status, message } = failure(job);
+    return reply.code(status).send(openaiError(status, message));
+  };
+
+  const cancelUnfinished = (endpoint: EndpointState, job: JobRecord) => {
+    if (!isTerminal(job.status)) scheduler.cancel(endpoint, job);
+  };
+
+  /** Chunks as they are posted; the response starts with the first one, so a job that fails first is a plain error. */
+  const streamJob = async (
+    endpoint: EndpointState,
+    job: JobRecord,
+    reply: FastifyReply,
+    gone: AbortSignal,
+  ) => {
+    const deadline = Date.now() + job.executionTimeoutMs + QUEUE_ALLOWANCE_MS;
+    let sent = 0;
+    let started = false;
+    let done = false;
+    const res = reply.raw;
+    const write = (text: string) => {
+      if (!started) {
+        reply.hijack();
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          connection: "keep-alive",
+        });
+        started = true;
+      }
+      if (text.includes(DONE_EVENT)) done = true;
+      res.write(text);
+    };
+    for (;;) {
+      for (; sent < job.stream.length; sent++) write(sseOf(job.stream[sent]?.output));
+      if (isTerminal(job.status) || gone.aborted || scheduler.closed || Date.now() >= deadline) break;
+      await scheduler.waitForChange(job, Math.min(ctx.longPollMs, Math.max(1, deadline - Date.now())), gone);
+    }
+    if (gone.aborted) return cancelUnfinished(endpoint, job);
+    if (job.status === "COMPLETED" && !job.streamed && job.hasOutput) write(sseOf(job.output));
+    if (job.status !== "COMPLETED") {
+      cancelUnfinished(endpoint, job);
+      const { status, message } = failure(job);
+      if (!started) return reply.code(status).send(openaiError(status, message));
+      write(`data: ${JSON.stringify(openaiError(status, message))}\n\n`);
+    }
+    if (!started) write("");
+    if (!done) write(DONE_EVENT);
+    res.end();
+  };
+
+  app.post("/chat/completions", { bodyLimit: BODY_LIMIT }, (request, reply) =>
+    answer(request, reply, "/v1/chat/completions", request.body),
+  );
+  app.post("/completions", { bodyLimit: BODY_LIMIT }, (request, reply) =>
+    answer(request, reply, "/v1/completions", request.body),
+  );
+  app.get("/models", (request, reply) => answer(request, reply, "/v1/models", undefined));
+}
