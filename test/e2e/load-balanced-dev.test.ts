@@ -11,7 +11,7 @@ const KEY = "lb-dev-key";
 const TIMEOUT = 120_000;
 const gate = join(tmpdir(), `flash-lb-dev-${process.pid}-ready`);
 
-describe("flash dev on a load-balanced endpoint", () => {
+describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
   let dev: Flash;
   let base = "";
 

@@ -29,7 +29,7 @@ afterEach(async () => {
 async function startExample(env: Record<string, string> = {}): Promise<{ run: Flash; url: string }> {
   const run = flash(["start", EXAMPLE], { PORT: "0", FLASH_LB_HOST: "127.0.0.1", ...env });
   running.push(run);
-  const line = await run.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/);
+  const line = await run.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+/, 60_000);
   const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
   if (!url) throw new Error(`no URL in ${line}`);
   return { run, url };
@@ -44,7 +44,7 @@ async function waitForPing(url: string, status: number): Promise<void> {
   }
 }
 
-describe("flash start on a load-balanced endpoint (real socket)", () => {
+describe("flash start on a load-balanced endpoint (real socket)", { timeout: 120_000 }, () => {
   it("/ping answers 204 while onStart runs, then 200 {status: healthy}", async () => {
     const gate = join(dir, "weights-ready");
     const { run, url } = await startExample({ MODEL_LOAD_MS: "0", MODEL_READY_FILE: gate });
@@ -93,13 +93,13 @@ describe("flash start on a load-balanced endpoint (real socket)", () => {
     const answer = fetch(`${url}/sleep`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ms: 1500 }),
+      body: JSON.stringify({ ms: 4000 }),
     });
-    await run.waitForLine(/sleeping 1500 ms/);
+    await run.waitForLine(/sleeping 4000 ms/);
     run.child.kill("SIGTERM");
     const res = await answer;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ slept: 1500 });
+    expect(await res.json()).toEqual({ slept: 4000 });
     expect(await run.exited).toBe(0);
     expect(run.stdout.join("\n")).toMatch(
       /Shutting down lb-example endpoint \(SIGTERM received\); 1 request\(s\) in flight/,
@@ -118,7 +118,7 @@ describe("flash start on a load-balanced endpoint (real socket)", () => {
   });
 });
 
-describe("flash run on a load-balanced endpoint", () => {
+describe("flash run on a load-balanced endpoint", { timeout: 120_000 }, () => {
   it("sends the requests of test_input.json through the routes and prints the answers", async () => {
     const { code, stdout } = await flashRun(["run", EXAMPLE], { MODEL_LOAD_MS: "0" });
     expect(code).toBe(0);
@@ -132,6 +132,17 @@ describe("flash run on a load-balanced endpoint", () => {
     const { code, stdout } = await flashRun(["run", EXAMPLE, "--test-input", input], { MODEL_LOAD_MS: "0" });
     expect(code).toBe(1);
     expect(stdout).toContain('POST /fail -> 500 {"error":"nope"}');
+  });
+
+  it("an Endpoint used with .handler(fn) runs as a queue handler", async () => {
+    const { code, stdout } = await flashRun([
+      "run",
+      "test/fixtures/endpoint-queue.ts",
+      "--test-input",
+      '{"input": {"x": 21}}',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Job result: {"output":{"doubled":42}}');
   });
 
   it("explains a queue job's test input", async () => {

@@ -57,7 +57,9 @@ const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   },
 ];
 
-describe("openai client → /v2/<id>/openai/v1 → job with openai_route/openai_input → worker", () => {
+describe("openai client → /v2/<id>/openai/v1 → job with openai_route/openai_input → worker", {
+  timeout: TIMEOUT,
+}, () => {
   it(
     "chat.completions.create returns the echoed last user message",
     async () => {
