@@ -19,10 +19,10 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { extract, list, type ReadEntry } from "tar";
 import type { PlatformContext } from "./context.js";
-import { HttpError } from "./http.js";
+import { HttpError, MB } from "./http.js";
 
 /** The interface document's deployment tarball limit: 1.5 GB (the toolkit's 1500 MB). */
-export const MAX_ARTIFACT_BYTES = 1500 * 1024 * 1024;
+export const MAX_ARTIFACT_BYTES = 1500 * MB;
 export const ARTIFACT_CONTENT_TYPES = ["application/gzip", "application/x-gzip", "application/octet-stream"];
 
 const ARTIFACT_ID = /^[0-9a-f]{16}$/;
@@ -86,9 +86,10 @@ export class ArtifactStore {
             }
             size += chunk.length;
             if (size > maxBytes) {
+              const max = maxBytes % MB === 0 ? `${maxBytes / MB}MB` : `${maxBytes} bytes`;
               throw new HttpError(
                 413,
-                `Tarball exceeds maximum size. File size: over ${(maxBytes / 1024 / 1024).toFixed(0)}MB, Max: ${(maxBytes / 1024 / 1024).toFixed(0)}MB`,
+                `Tarball exceeds maximum size. File size: more than ${max}, Max: ${max}`,
               );
             }
             hash.update(chunk);
