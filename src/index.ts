@@ -1,12 +1,15 @@
 // The public API of flash-worker. Everything else under src/ is internal.
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
+import type { RemoteClass, RemoteFunction } from "./payload/remote.js";
+import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export type { Logger, LogLevel } from "./log/index.js";
+export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
 export {
   Endpoint,
   type EndpointHandlerDefinition,
@@ -46,15 +49,34 @@ export function handler<I = unknown, O = unknown>(
   options?: HandlerOptions,
 ): HandlerDefinition<I, O> {
   const definition = defineHandler(fn, options);
-  const reg = registry();
-  reg.app = definition as HandlerDefinition;
-  // Deferred so that a runner importing this module can claim it first.
-  setImmediate(() => {
-    if (reg.managed || process.env.VITEST) return;
-    reg.managed = true;
-    void startApp(definition as HandlerDefinition).then(exit, fail);
-  });
+  registry().app = definition as HandlerDefinition;
+  scheduleAutoStart();
   return definition;
+}
+
+export interface RemoteOptions {
+  /** Parameter names, so Python keyword arguments reach the right positions. */
+  params?: readonly string[];
+}
+
+/**
+ * Registers a function (or, for class mode, a class) that Python's remote-function toolkit calls by
+ * name: its cloudpickle arguments are decoded, and the return value is sent back as cloudpickle.
+ * Jobs whose input is not a FunctionRequest still go to the handler registered with handler(), if any.
+ */
+export function remote(
+  name: string,
+  target: RemoteFunction | RemoteClass,
+  options: RemoteOptions = {},
+): void {
+  if (typeof name !== "string" || name.length === 0)
+    throw new TypeError("remote(name, fn): name must be a non-empty string");
+  if (typeof target !== "function")
+    throw new TypeError(`remote("${name}", fn): fn must be a function or a class`);
+  const reg = registry();
+  if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
+  reg.remotes.set(name, options.params ? { target, params: options.params } : target);
+  scheduleAutoStart();
 }
 
 export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {
@@ -69,15 +91,4 @@ export async function start<I = unknown, O = unknown>(config: StartConfig<I, O>)
   reg.app = definition;
   reg.managed = true;
   process.exitCode = await startApp(definition);
-}
-
-function exit(code: number): void {
-  process.exitCode = code;
-  // Handler code may leave timers or sockets open; the runtime's end is the program's end.
-  setImmediate(() => process.exit(code));
-}
-
-function fail(err: unknown): void {
-  process.stderr.write(`flash-worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  exit(1);
 }

@@ -13,6 +13,12 @@ export interface Flash {
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+// Children left running by a failed test are killed when the test process ends.
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
 export function flash(args: string[], env: Record<string, string> = {}, cwd = ROOT): Flash {
   const child = spawn(process.execPath, [FLASH, ...args], {
     cwd,
@@ -33,7 +39,13 @@ export function flash(args: string[], env: Record<string, string> = {}, cwd = RO
   };
   child.stdout.on("data", collect(stdout));
   child.stderr.on("data", collect(stderr));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
   return {
     child,
     stdout,

@@ -41,7 +41,11 @@ export async function loadApp(file: string): Promise<App> {
   }
   const mismatch = versionMismatch();
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
-  const app = isApp(mod.default) ? mod.default : reg.app;
+  let app = isApp(mod.default) ? mod.default : reg.app;
+  if (!app && reg.remotes.size > 0) {
+    const { withRemoteFunctions } = await import("../runtime/remote.js");
+    app = withRemoteFunctions(undefined);
+  }
   if (!app) {
     throw new LoadError(
       `${file} registered no handler: call handler(fn) from "flash-worker" (and export its result as default).`,

@@ -92,8 +92,22 @@ function wrap(instance: pino.Logger, level: LogLevel): Logger {
   };
 }
 
+/** stdout whose reader went away (EPIPE) is dropped, instead of every failed write logging another error. */
+let stdoutGone = false;
+const stdout = {
+  write(line: string): void {
+    if (stdoutGone) return;
+    if (process.stdout.listenerCount("error") === 0) {
+      process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+        if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") stdoutGone = true;
+      });
+    }
+    process.stdout.write(line);
+  },
+};
+
 export function createLogger(options: LoggerOptions): Logger {
-  const out = options.destination ?? process.stdout;
+  const out = options.destination ?? stdout;
   // pino writes JSON records; reshaping them here keeps formatting out of call sites.
   const write = (raw: string) => {
     for (const line of raw.split("\n")) {

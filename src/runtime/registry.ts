@@ -1,4 +1,5 @@
 import type { HandlerDefinition } from "../job/definition.js";
+import type { RemoteTarget } from "../payload/remote.js";
 import type { Endpoint } from "../routes/endpoint.js";
 import { VERSION } from "../version.js";
 
@@ -12,6 +13,9 @@ interface Registry {
   managed: boolean;
   /** Every version of this package that has loaded in the process: more than one means two copies. */
   versions: Set<string>;
+  /** Functions and classes registered with remote(), called by name from Python. */
+  remotes: Map<string, RemoteTarget>;
+  autoStartScheduled?: boolean;
 }
 
 // Kept on globalThis so the CLI and a user's own copy of the package share one registry.
@@ -19,7 +23,7 @@ const KEY = Symbol.for("flash-worker.registry");
 const holder = globalThis as { [KEY]?: Registry };
 
 export function registry(): Registry {
-  holder[KEY] ??= { managed: false, versions: new Set() };
+  holder[KEY] ??= { managed: false, versions: new Set(), remotes: new Map() };
   holder[KEY].versions.add(VERSION);
   return holder[KEY];
 }

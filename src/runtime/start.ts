@@ -2,7 +2,7 @@ import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import type { App } from "./registry.js";
+import { type App, registry } from "./registry.js";
 
 export interface StartOptions {
   argv?: readonly string[];
@@ -46,7 +46,11 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
 /** Picks the mode from flags and environment (DESIGN §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
-  const app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
+  let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
+  if (app.kind === "handler" && registry().remotes.size > 0) {
+    const { withRemoteFunctions } = await import("./remote.js");
+    app = withRemoteFunctions(app);
+  }
   const env = options.env ?? process.env;
   let config: Config;
   try {

@@ -10,7 +10,15 @@ const { config, intervalMs } = workerData as HeartbeatData;
 const log = createLogger({
   level: config.logLevel,
   json: config.logJson,
-  destination: { write: (line: string) => writeSync(1, line) },
+  destination: {
+    write: (line: string) => {
+      try {
+        writeSync(1, line);
+      } catch {
+        // stdout closed (EPIPE): pings matter more than their log lines.
+      }
+    },
+  },
 }).child({ subject: "heartbeat" });
 const client = createPlatformClient({ platform: config.platform, log });
 
