@@ -1,11 +1,18 @@
 // The base images, built and smoke-tested for real by docker/build.sh (buildah, vfs storage, chroot isolation,
 // a debootstrap stand-in for the registry bases). Slow (minutes) and needs root, buildah and debootstrap,
 // so it runs only when FLASH_IMAGE_TESTS=1 (CI sets it); otherwise it is skipped, saying why.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+// The images' entrypoint and health check scripts are also run here on this machine, always (fast).
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../process.js";
+
+const ENTRYPOINT = join(ROOT, "docker/entrypoint.sh");
+const HEALTHCHECK = join(ROOT, "docker/healthcheck.sh");
 
 const hasBuildah = spawnSync("buildah", ["--version"], { stdio: "ignore" }).status === 0;
 const enabled = process.env.FLASH_IMAGE_TESTS === "1";
@@ -59,5 +66,155 @@ describe("flash-worker:cpu and flash-worker:cuda images (docker/build.sh)", () =
     expect(output).toMatch(/PASS {2}load-balanced \(cpu\)|SKIP {2}load-balanced/);
     expect(output).toContain("== not checked here");
     expect(output).toMatch(/failed: 0/);
+  });
+});
+
+/** Runs one of the docker/ scripts with bash and a controlled environment. */
+function script(file: string, args: string[], env: Record<string, string>, cwd = ROOT) {
+  const run = spawnSync("bash", [file, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FLASH_IMAGE_RUNTIME: ROOT, ...env },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe("flash-entrypoint (docker/entrypoint.sh, run on this machine)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "flash-entrypoint-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A PATH whose nvidia-smi prints `output` and exits with `code`. */
+  function fakeNvidiaSmi(name: string, output: string, code = 0): string {
+    const bin = join(dir, name);
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "nvidia-smi"), `#!/bin/sh\ncat <<'EOF'\n${output}\nEOF\nexit ${code}\n`);
+    chmodSync(join(bin, "nvidia-smi"), 0o755);
+    return `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+  }
+
+  it("GPU image: one line per GPU nvidia-smi lists, then the command runs", () => {
+    const PATH = fakeNvidiaSmi("gpu", "0, NVIDIA A100 80GB PCIe, 81920 MiB, 550.54.15");
+    const { code, stdout } = script(ENTRYPOINT, ["node", "-e", "console.log('ran')"], {
+      PATH,
+      NVIDIA_VISIBLE_DEVICES: "all",
+    });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^\S+Z \| INFO \| image \| GPU 0, NVIDIA A100 80GB PCIe, 81920 MiB, 550\.54\.15$/m,
+    );
+    expect(stdout.trimEnd().split("\n").at(-1)).toBe("ran");
+  });
+
+  it("GPU image on the platform: the GPU line is a JSON log line", () => {
+    const PATH = fakeNvidiaSmi("gpu-json", '0, NVIDIA "RTX" 4090, 24564 MiB, 550.54.15');
+    const { stdout } = script(ENTRYPOINT, ["true"], {
+      PATH,
+      NVIDIA_VISIBLE_DEVICES: "0",
+      RUNPOD_ENDPOINT_ID: "ep",
+    });
+    expect(JSON.parse(stdout.trim())).toEqual({
+      requestId: null,
+      level: "INFO",
+      message: 'GPU 0, NVIDIA "RTX" 4090, 24564 MiB, 550.54.15',
+    });
+  });
+
+  it("a failing nvidia-smi, or none (a CPU host), is reported and never stops the start", () => {
+    const PATH = fakeNvidiaSmi(
+      "broken",
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+      9,
+    );
+    const broken = script(ENTRYPOINT, ["node", "-e", "console.log('ran')"], {
+      PATH,
+      NVIDIA_VISIBLE_DEVICES: "all",
+    });
+    expect(broken.code).toBe(0);
+    expect(broken.stdout).toContain(
+      "| WARN | image | GPUs: nvidia-smi failed, continuing without a GPU report: NVIDIA-SMI has failed",
+    );
+    expect(broken.stdout).toContain("ran");
+    const none = script(ENTRYPOINT, ["true"], { NVIDIA_VISIBLE_DEVICES: "all" });
+    expect(none.code).toBe(0);
+    expect(none.stdout).toContain("| INFO | image | GPUs: none visible (no nvidia-smi: a CPU host");
+    const cpuImage = script(ENTRYPOINT, ["true"], {});
+    expect(cpuImage.stdout).toBe("");
+  });
+
+  it("no arguments, a flag or a handler file start `flash start`; `flash ...` runs the CLI", () => {
+    const help = script(ENTRYPOINT, ["flash", "--help"], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("usage: flash <command> [options]");
+    const oneShot = script(
+      ENTRYPOINT,
+      ["examples/echo/handler.ts", "--test-input", '{"input":{"via":"entrypoint"}}'],
+      {},
+    );
+    expect(oneShot.code).toBe(0);
+    expect(oneShot.stdout).toContain('Job result: {"output":{"via":"entrypoint"}}');
+  });
+
+  it("an app's own flash-worker of another version is reported, and that copy runs", () => {
+    const app = join(dir, "app");
+    const own = join(app, "node_modules/flash-worker");
+    mkdirSync(join(own, "dist/cli"), { recursive: true });
+    writeFileSync(join(own, "package.json"), JSON.stringify({ name: "flash-worker", version: "9.9.9" }));
+    writeFileSync(
+      join(own, "dist/cli/main.js"),
+      "console.log('app copy: ' + process.argv.slice(2).join(' '));\n",
+    );
+    const { code, stdout } = script(ENTRYPOINT, ["handler.ts", "--test-input", "{}"], {}, app);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      `| WARN | image | flash-worker 9.9.9 installed by the app (${own}) differs from the image's 0.1.0; running the app's copy.`,
+    );
+    expect(stdout).toContain("app copy: start handler.ts --test-input {}");
+    rmSync(join(own, "dist"), { recursive: true });
+    const broken = script(ENTRYPOINT, [], {}, app);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain(`| ERROR | image | flash-worker at ${own} has no dist/cli/main.js`);
+  });
+});
+
+/** The same, without blocking this process: the health check talks to a server running in it. */
+function scriptAsync(file: string, env: Record<string, string>) {
+  return new Promise<{ code: number; stdout: string }>((resolve) => {
+    execFile(
+      "bash",
+      [file],
+      { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, timeout: 20_000 },
+      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+    );
+  });
+}
+
+describe("flash-healthcheck (docker/healthcheck.sh, run on this machine)", () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  async function serve(statuses: number[]): Promise<string> {
+    server = createServer((_request, response) => response.writeHead(statuses.shift() ?? 200).end());
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    return String((server.address() as AddressInfo).port);
+  }
+
+  it("/ping 204 (starting) fails, 200 (ready) passes, anything else fails", async () => {
+    const PORT = await serve([204, 200, 500]);
+    const starting = await scriptAsync(HEALTHCHECK, { PORT });
+    expect([starting.code, starting.stdout.trim()]).toEqual([1, "GET /ping: 204, still initializing"]);
+    const ready = await scriptAsync(HEALTHCHECK, { PORT });
+    expect([ready.code, ready.stdout.trim()]).toEqual([0, "GET /ping: 200, ready"]);
+    const broken = await scriptAsync(HEALTHCHECK, { PORT });
+    expect([broken.code, broken.stdout.trim()]).toEqual([1, `GET /ping on port ${PORT}: 500`]);
+  });
+
+  it("nothing listening on PORT is a queue worker: healthy", async () => {
+    const PORT = await serve([]);
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    server = undefined;
+    const queue = await scriptAsync(HEALTHCHECK, { PORT });
+    expect(queue.code).toBe(0);
+    expect(queue.stdout).toContain("a queue worker");
   });
 });
