@@ -1,0 +1,26 @@
+// The published entry: `import ... from "flash-worker/client"` resolves through package.json exports to dist/.
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../process.js";
+
+describe("flash-worker/client", () => {
+  it("is exported by the package (built files), with the client, the breaker and the errors", () => {
+    const script =
+      'const m = await import("flash-worker/client"); console.log(JSON.stringify(Object.keys(m).sort()));';
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT });
+    const names = JSON.parse(out.toString()) as string[];
+    for (const name of [
+      "EndpointClient",
+      "endpoint",
+      "CircuitBreakers",
+      "resolveApiKey",
+      "saveApiKey",
+      "EndpointConnectionError",
+      "ExecutionTimeoutError",
+      "PayloadTooLargeError",
+      "CircuitOpenError",
+    ]) {
+      expect(names).toContain(name);
+    }
+  });
+});
