@@ -189,6 +189,7 @@ export class EndpointClient {
   async *stream<O = unknown>(jobId: string, options: WaitOptions = {}): AsyncGenerator<O, void, undefined> {
     const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
     const path = `/stream/${encodeURIComponent(jobId)}`;
+    let empty = 0;
     for (;;) {
       const answer = await this.request<{ status?: string; stream?: { output?: unknown }[] }>("GET", path);
       if (!answer || typeof answer.status !== "string" || !Array.isArray(answer.stream)) {
@@ -199,6 +200,9 @@ export class EndpointClient {
       if (deadline !== undefined && Date.now() >= deadline) {
         throw new ExecutionTimeoutError(this.name, (options.timeoutMs ?? 0) / 1000, jobId);
       }
+      // A platform that answers /stream at once with nothing new is polled with backoff, not in a hot loop.
+      empty = answer.stream.length === 0 ? empty + 1 : 0;
+      if (empty > 0) await sleep(backoffMs(this.poll, empty));
     }
     const job = await this.status(jobId);
     this.jobLog(job.id).info(`Status: ${job.status}`);

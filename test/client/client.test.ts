@@ -112,6 +112,38 @@ describe("calls", () => {
     expect(chunks).toEqual([{ token: "a" }, { token: "b" }, { token: "c" }]);
   });
 
+  it("stream against a server that answers at once: waits between empty answers, ends on the final status", async () => {
+    const answers = [
+      { status: "IN_QUEUE", stream: [] },
+      { status: "IN_PROGRESS", stream: [] },
+      { status: "IN_PROGRESS", stream: [{ output: 1 }] },
+      { status: "IN_PROGRESS", stream: [] },
+      { status: "FAILED", stream: [{ output: 2 }] },
+    ];
+    const server = await startServer((request, response) => {
+      if (request.url?.includes("/status/")) {
+        return json(response, 200, { id: "j", status: "FAILED", error: "stopped after 2" });
+      }
+      json(response, 200, { id: "j", ...answers.shift() });
+    });
+    try {
+      const ep = client({
+        baseUrl: server.url,
+        poll: { attempts: Number.POSITIVE_INFINITY, baseMs: 5, maxMs: 20 },
+      });
+      const chunks: unknown[] = [];
+      const err = await (async () => {
+        for await (const chunk of ep.stream("j")) chunks.push(chunk);
+      })().catch((e: unknown) => e);
+      expect(chunks).toEqual([1, 2]);
+      expect(err).toBeInstanceOf(JobFailedError);
+      expect((err as Error).message).toBe("Job j on endpoint test endpoint ended FAILED: stopped after 2");
+      expect(server.requests).toHaveLength(6);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("cancel ends a queued job; waiting on it then throws JobFailedError", async () => {
     const ep = client();
     const { id } = await ep.run({});
