@@ -41,7 +41,8 @@ class Context implements RouteRequest {
     private readonly reply: FastifyReply,
     readonly path: string,
     readonly log: Logger,
-    private readonly live: Set<Context>,
+    /** Contexts whose route took the signal: the ones a shutdown can abort. */
+    private readonly watched: Set<Context>,
   ) {}
 
   get method(): string {
@@ -66,6 +67,7 @@ class Context implements RouteRequest {
     if (!this.controller) {
       const controller = new AbortController();
       this.controller = controller;
+      this.watched.add(this);
       const res = this.reply.raw;
       res.once("close", () => {
         if (!res.writableFinished) controller.abort(new Error("client closed the connection"));
@@ -80,7 +82,7 @@ class Context implements RouteRequest {
   }
 
   done(): void {
-    this.live.delete(this);
+    if (this.controller) this.watched.delete(this);
   }
 }
 
@@ -115,7 +117,8 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
   const { log } = options;
   const name = endpoint.name ?? "endpoint";
   const timeoutMs = endpoint.executionTimeoutMs;
-  const live = new Set<Context>();
+  const watched = new Set<Context>();
+  let inFlight = 0;
   let state: EndpointState = "STARTING";
   let endGrace = () => {};
   // A function, so the check is made after the route's await (TypeScript would narrow a direct compare).
@@ -173,31 +176,50 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     });
   }
 
+  function finish(context: Context): void {
+    inFlight--;
+    context.done();
+  }
+
+  function answer(reply: FastifyReply, context: Context, value: unknown): unknown {
+    finish(context);
+    // Shutting down: the client's keep-alive connection ends with this answer.
+    if (stopping()) reply.header("connection", "close");
+    return send(reply, value);
+  }
+
+  /** Synchronous where the route is: a plain return value costs no promise. */
   function routeHandler(route: RouteDefinition) {
     const fn = route.fn as RouteFn<unknown, unknown>;
-    return async (request: FastifyRequest, reply: FastifyReply) => {
+    return (request: FastifyRequest, reply: FastifyReply): unknown => {
       if (state !== "READY") {
         reply.header("retry-after", "1");
         return reply.code(503).send({ error: `Endpoint '${name}' is ${state.toLowerCase()}` });
       }
-      const context = new Context(request, reply, route.path, log, live);
-      live.add(context);
+      const context = new Context(request, reply, route.path, log, watched);
+      inFlight++;
+      let result: unknown;
       try {
-        const settled =
-          timeoutMs > 0
-            ? await withTimeout(fn(routeArgs(request), context), timeoutMs)
-            : { value: await fn(routeArgs(request), context) };
-        if ("timedOut" in settled) {
+        result = fn(routeArgs(request), context);
+      } catch (err) {
+        finish(context);
+        throw err;
+      }
+      const failed = (err: unknown) => {
+        finish(context);
+        throw err;
+      };
+      if (timeoutMs > 0) {
+        return withTimeout(result, timeoutMs).then((settled) => {
+          if (!("timedOut" in settled)) return answer(reply, context, settled.value);
           const message = timeoutMessage(name, timeoutMs);
           context.abort(new Error(message));
+          finish(context);
           return reply.code(504).send({ error: message });
-        }
-        // Shutting down: the client's keep-alive connection ends with this answer.
-        if (stopping()) reply.header("connection", "close");
-        return send(reply, settled.value);
-      } finally {
-        context.done();
+        }, failed);
       }
+      if (isThenable(result)) return result.then((value) => answer(reply, context, value), failed);
+      return answer(reply, context, result);
     };
   }
 
@@ -207,7 +229,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
       return state;
     },
     get inFlight() {
-      return live.size;
+      return inFlight;
     },
     async start() {
       try {
@@ -234,10 +256,10 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
       const outcome = await Promise.race([closed.then(() => "closed" as const), graceOver]);
       clearTimeout(timer);
       if (outcome === "grace-over") {
-        if (live.size > 0) {
-          log.warn(`Grace period over with ${live.size} request(s) still running; closing their connections`);
+        if (inFlight > 0) {
+          log.warn(`Grace period over with ${inFlight} request(s) still running; closing their connections`);
         }
-        for (const context of live) context.abort(new Error("the worker is shutting down"));
+        for (const context of watched) context.abort(new Error("the worker is shutting down"));
         app.server.closeAllConnections();
         await closed;
       }
@@ -265,6 +287,9 @@ function send(reply: FastifyReply, value: unknown): unknown {
   if (value instanceof Response || value instanceof Uint8Array) return reply.send(value);
   return value;
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as { then?: unknown } | null)?.then === "function";
 
 /** The route's answer, or a timeout marker once `ms` passes; a late answer is dropped. */
 function withTimeout(work: unknown, ms: number): Promise<Settle> {
