@@ -89,15 +89,10 @@ class Context implements RouteRequest {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 
-function hasParams(params: unknown): params is Record<string, string> {
-  for (const _ in params as object) return true;
-  return false;
-}
-
 /** flash-toolkit §4.3: the body object's keys are the arguments; path parameters join them. */
-function routeArgs(request: FastifyRequest): unknown {
-  const { body, params } = request;
-  const withParams = hasParams(params);
+function routeArgs(request: FastifyRequest, withParams: boolean): unknown {
+  const { body } = request;
+  const params = request.params as RouteArgs;
   if (body === undefined || request.method === "GET") {
     const query = request.query as RouteArgs;
     return withParams ? { ...query, ...params } : query;
@@ -191,6 +186,8 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
   /** Synchronous where the route is: a plain return value costs no promise. */
   function routeHandler(route: RouteDefinition) {
     const fn = route.fn as RouteFn<unknown, unknown>;
+    // Known from the path once, not looked up per request.
+    const withParams = /[:*]/.test(route.path);
     return (request: FastifyRequest, reply: FastifyReply): unknown => {
       if (state !== "READY") {
         reply.header("retry-after", "1");
@@ -200,7 +197,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
       inFlight++;
       let result: unknown;
       try {
-        result = fn(routeArgs(request), context);
+        result = fn(routeArgs(request, withParams), context);
       } catch (err) {
         finish(context);
         throw err;
