@@ -43,6 +43,8 @@ export interface WorkerRecord {
   idleSince: number;
   /** Being stopped by the pool: it gets no more jobs. */
   draining?: boolean;
+  /** Held jobs its pings have left out, and how many pings in a row. */
+  unreported: Map<JobRecord, number>;
 }
 
 /** Counters /health reports. */
@@ -75,7 +77,15 @@ export class EndpointState {
     let worker = this.workers.get(id);
     if (!worker) {
       const now = this.now();
-      worker = { id, lastSeen: now, openPolls: 0, jobs: new Set(), stops: [], idleSince: now };
+      worker = {
+        id,
+        lastSeen: now,
+        openPolls: 0,
+        jobs: new Set(),
+        stops: [],
+        idleSince: now,
+        unreported: new Map(),
+      };
       this.workers.set(id, worker);
     }
     return worker;

@@ -38,6 +38,11 @@ export interface HealthJobs extends EndpointCounters {
 
 type JobListener = (job: JobRecord) => void;
 
+/** Pings in a row that must leave out a held job before it counts as never received. */
+const UNREPORTED_PINGS = 2;
+/** A job taken this recently may be missing from a ping that crossed its job-take answer. */
+const UNREPORTED_GRACE_MS = 1000;
+
 /**
  * The job lifecycle of every endpoint: queue → taken by a worker → done, with the execution timeout,
  * cancel, retry and lost-worker requeue that move jobs between those states.
@@ -288,13 +293,39 @@ export class Scheduler {
     });
   }
 
-  /** ping: liveness, and a fitness failure when `status=unhealthy` (worker-protocol §3.7, §3.8). */
-  ping(endpoint: EndpointState, workerId: string, unhealthy?: string): void {
+  /**
+   * ping: liveness, and a fitness failure when `status=unhealthy` (worker-protocol §3.7, §3.8).
+   * `jobIds` is the ping's `job_id` list: a job this worker holds but leaves out of two pings in a row
+   * never reached it (its job-take answer was lost on the way), so it goes back to the queue.
+   */
+  ping(endpoint: EndpointState, workerId: string, unhealthy?: string, jobIds?: readonly string[]): void {
     const worker = endpoint.worker(workerId);
-    worker.lastSeen = this.now();
+    const now = this.now();
+    worker.lastSeen = now;
     if (unhealthy !== undefined) {
       worker.unhealthy = unhealthy;
       this.log.child({ subject: workerId }).error(`Worker:${workerId} | reported unhealthy: ${unhealthy}`);
+    }
+    if (jobIds === undefined) return;
+    const listed = new Set(jobIds);
+    for (const job of [...worker.jobs]) {
+      if (listed.has(job.id)) {
+        worker.unreported.delete(job);
+        continue;
+      }
+      // A ping sent just before the take answer arrived cannot name the job: only older jobs count.
+      if ((job.takenAt ?? now) > now - UNREPORTED_GRACE_MS) continue;
+      const misses = (worker.unreported.get(job) ?? 0) + 1;
+      worker.unreported.set(job, misses);
+      if (misses < UNREPORTED_PINGS) continue;
+      worker.unreported.delete(job);
+      this.log
+        .child({ requestId: job.id })
+        .warn(
+          `Worker:${workerId} | job missing from ${misses} pings in a row; its job-take answer was lost; job requeued`,
+        );
+      endpoint.counters.retried++;
+      this.requeue(endpoint, worker, job);
     }
   }
 
@@ -411,6 +442,7 @@ export class Scheduler {
     if (timer) clearTimeout(timer);
     this.timeouts.delete(job);
     if (job.status === "IN_PROGRESS") endpoint.inProgress--;
+    worker?.unreported.delete(job);
     if (worker?.jobs.delete(job) && worker.jobs.size === 0) worker.idleSince = this.now();
   }
 

@@ -105,12 +105,23 @@ export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Pro
   app.get("/ping/:workerId", async (request, reply) => {
     const endpoint = endpointFrom(scheduler, request);
     const { workerId } = request.params as WorkerParams;
-    const query = request.query as { status?: string; check?: string; reason?: string };
+    const query = request.query as {
+      status?: string;
+      check?: string;
+      reason?: string;
+      job_id?: string;
+      runpod_version?: string;
+    };
     const unhealthy =
       query.status === "unhealthy"
         ? `${query.check ?? "fitness check"}: ${query.reason ?? "no reason"}`
         : undefined;
-    scheduler.ping(endpoint, workerId, unhealthy);
+    // A heartbeat (it carries runpod_version) lists every job the worker holds; none listed means none held.
+    const jobIds =
+      unhealthy === undefined && query.runpod_version !== undefined
+        ? (query.job_id ?? "").split(",").filter((id) => id.length > 0)
+        : undefined;
+    scheduler.ping(endpoint, workerId, unhealthy, jobIds);
     return reply.code(200).send({});
   });
 }

@@ -100,6 +100,30 @@ describe("lost workers", () => {
     expect(t.platform.scheduler.jobs.get(id)?.retries).toBe(0);
   });
 
+  it("requeues a job its worker's pings leave out twice: the job-take answer never reached it", async () => {
+    t = await startTestPlatform({ workerLostMs: 60_000 });
+    const kept = await run(t, "kept");
+    const lost = await run(t, "lost");
+    const worker = t.worker("forgetful");
+    const first = await worker.takeOne();
+    const second = await worker.takeOne();
+    expect([first.id, second.id].sort()).toEqual([kept, lost].sort());
+    // Just taken: a ping that crossed the answer may leave the job out without consequence.
+    await worker.ping([kept]);
+    await worker.ping([kept]);
+    expect(await status(t, lost)).toMatchObject({ status: "IN_PROGRESS" });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await worker.ping([kept]);
+    expect(await status(t, lost)).toMatchObject({ status: "IN_PROGRESS" });
+    await worker.ping([kept]);
+    expect(await status(t, lost)).toMatchObject({ status: "IN_QUEUE" });
+    expect(await status(t, kept)).toMatchObject({ status: "IN_PROGRESS", workerId: "forgetful" });
+    expect(t.lines.some((l) => l.includes("job missing from 2 pings in a row"))).toBe(true);
+    // The requeued job is handed out again, once.
+    const again = await t.worker("other").takeOne();
+    expect(again.id).toBe(lost);
+  });
+
   it("counts an open job-stop long-poll as alive", async () => {
     t = await startTestPlatform({ workerLostMs: 300, longPollMs: 3_000 });
     const id = await run(t, "long");
