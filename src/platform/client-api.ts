@@ -36,6 +36,15 @@ const jobRequestSchema = {
 
 type JobParams = { endpointId: string; jobId: string };
 
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
 /** The client API under /v2/<endpoint_id>/: what runpod-sdk and curl call (peers §E.3). */
 export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
   const { scheduler } = ctx;
@@ -56,6 +65,9 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     const body = request.body as JobRequestBody;
     if (body.input === undefined || body.input === null) {
       throw new HttpError(400, 'Missing "input": the body must be {"input": ...}');
+    }
+    if (body.webhook !== undefined && !isHttpUrl(body.webhook)) {
+      throw new HttpError(400, `Invalid "webhook": ${JSON.stringify(body.webhook)} is not an http(s) URL`);
     }
     return scheduler.submit(endpoint, {
       input: body.input,

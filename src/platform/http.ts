@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { EndpointState } from "./endpoint.js";
 import type { Scheduler } from "./scheduler.js";
@@ -26,9 +27,11 @@ export function errorHandler(log: Logger) {
     if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limit = request.routeOptions.bodyLimit ?? 0;
-      return reply.code(413).send({
-        error: `Request body is larger than the ${formatBytes(limit)} limit of ${request.url.split("?")[0]}`,
-      });
+      return drainRequest(request.raw).then(() =>
+        reply.code(413).send({
+          error: `Request body is larger than the ${formatBytes(limit)} limit of ${request.url.split("?")[0]}`,
+        }),
+      );
     }
     if (err.validation) return reply.code(400).send({ error: `Invalid request: ${err.message}` });
     const status = err.statusCode ?? 500;

@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
+import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 
@@ -146,6 +147,12 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
       return reply
         .code(415)
         .send({ error: `Unsupported content type ${type}: send JSON (content-type: application/json)` });
+    }
+    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      const limitMb = (request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES) / (1024 * 1024);
+      return drainRequest(request.raw).then(() =>
+        reply.code(413).send({ error: `Request body is larger than the ${limitMb} MB limit` }),
+      );
     }
     if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.stack ?? err.message}`);
     return reply.code(status).send({ error: err.message });
