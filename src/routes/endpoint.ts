@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";
 import type { Logger } from "../log/index.js";
+import { scheduleAutoStart } from "../runtime/auto-start.js";
 import { registry } from "../runtime/registry.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
@@ -137,6 +138,7 @@ export class Endpoint {
     }
     this.table.set(key, { method: verb, path: fastifyPath, fn: fn as RouteFn<never> });
     registry().app = this;
+    scheduleAutoStart();
     return fn;
   }
 
@@ -186,6 +188,7 @@ export class Endpoint {
     const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
     this.queue = withSettings as EndpointHandlerDefinition;
     registry().app = this;
+    scheduleAutoStart();
     return withSettings;
   }
 

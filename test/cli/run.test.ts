@@ -143,4 +143,38 @@ describe("flash run", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("node app.js with an Endpoint serves its routes by itself", async () => {
+    const { spawn } = await import("node:child_process");
+    const { rmSync } = await import("node:fs");
+    const { createServer } = await import("node:net");
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    writeFileSync(
+      join(dir, "app.mjs"),
+      'import { Endpoint } from "flash-worker";\nconst api = new Endpoint({ name: "auto" });\napi.get("/hi/:who", ({ who }) => ({ hi: who }));\n',
+    );
+    const child = spawn(process.execPath, ["app.mjs"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", PORT: String(port) },
+      stdio: "ignore",
+    });
+    try {
+      let answer: unknown;
+      for (let i = 0; i < 200 && answer === undefined; i++) {
+        answer = await fetch(`http://127.0.0.1:${port}/hi/you`)
+          .then((r) => (r.ok ? r.json() : undefined))
+          .catch(() => undefined);
+        if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(answer).toStrictEqual({ hi: "you" });
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
