@@ -2,6 +2,7 @@
 // the settings an Endpoint carries (workers, execution timeout).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { shellQuote } from "../platform/index.js";
 import type { App } from "../runtime/registry.js";
 import { loadApp } from "./load.js";
 
@@ -38,8 +39,6 @@ export async function describeApp(file: string): Promise<DevApp> {
       : {}),
   };
 }
-
-const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** A curl call of the first request in test_input.json beside the handler (or GET /), through the proxy. */
 export function lbCurlCommand(baseUrl: string, endpointId: string, apiKey: string, file: string): string {

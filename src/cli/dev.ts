@@ -2,7 +2,7 @@ import { existsSync, readFileSync, watch } from "node:fs";
 import { basename, dirname, extname, join, relative } from "node:path";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { createLogger, type Logger } from "../log/index.js";
-import { newApiKey, type Platform, startPlatform } from "../platform/index.js";
+import { curlCommand, newApiKey, type Platform, startPlatform } from "../platform/index.js";
 import { describeApp, lbCurlCommand } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
 
@@ -55,18 +55,6 @@ export function endpointIdFor(file: string): string {
     .replace(/[^a-z0-9_-]+/g, "-")
     .replace(/^[-_]+|[-_]+$/g, "");
   return id.slice(0, 64) || "local";
-}
-
-const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
-
-/** A curl call a user can paste: /runsync on the endpoint with the key and a sample input. */
-export function curlCommand(platform: Platform, endpointId: string, body: string): string {
-  return [
-    `curl -s -X POST ${platform.url}/v2/${endpointId}/runsync`,
-    `-H ${shellQuote(`Authorization: Bearer ${platform.apiKey}`)}`,
-    `-H 'Content-Type: application/json'`,
-    `-d ${shellQuote(body)}`,
-  ].join(" ");
 }
 
 /** The handler's test_input.json beside it, compacted, or a minimal job. */

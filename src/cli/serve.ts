@@ -1,7 +1,7 @@
 import { ConfigError } from "../config/index.js";
 import { createLogger } from "../log/index.js";
-import { startPlatform } from "../platform/index.js";
-import { curlCommand, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+import { curlCommand, startPlatform } from "../platform/index.js";
+import { type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
 
 export const summary = "the local platform alone: workers started elsewhere point their env at it";
 

@@ -1,4 +1,6 @@
 // The local platform: the serverless endpoint API on localhost (DESIGN §3). It never imports src/worker.
+
+export { curlCommand, shellQuote } from "./curl.js";
 export type { EndpointConfig } from "./endpoint.js";
 export { newApiKey } from "./ids.js";
 export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";

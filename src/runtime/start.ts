@@ -75,8 +75,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
     return serveEndpoint(app, config, log);
   }
   if (config.serveApi) {
-    log.error("--rp_serve_api needs the local platform, which this build does not include yet.");
-    return 1;
+    const { serveApi } = await import("./serve-api.js");
+    return serveApi(app, config, log, runQueueWorker);
   }
   if (config.testInput !== undefined || !config.platform.getJobUrl) {
     const { runOneShot } = await import("./one-shot.js");

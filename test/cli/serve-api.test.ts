@@ -1,0 +1,53 @@
+// --rp_serve_api: the local platform and this process's handler as its worker, as runpod-python users expect.
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import { flash } from "../process.js";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe("--rp_serve_api", () => {
+  for (const flags of [
+    ["--rp_serve_api", "--rp_api_port"],
+    ["--serve-api", "--api-port"],
+  ] as const) {
+    it(`${flags.join(" ")}: /runsync and /run + /stream answer through the real worker protocol`, async () => {
+      const port = await freePort();
+      const server = flash([
+        "start",
+        "examples/stream/handler.ts",
+        flags[0],
+        flags[1],
+        String(port),
+        "--api-key",
+        "k1",
+      ]);
+      await server.waitForLine(/^Ready\. Try: curl/);
+      const call = (path: string, body?: unknown) =>
+        fetch(`http://127.0.0.1:${port}/v2/local${path}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: { Authorization: "Bearer k1", "Content-Type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }).then((r) => r.json() as Promise<Record<string, unknown>>);
+      const sync = await call("/runsync", { input: { text: "a b" } });
+      expect(sync).toMatchObject({ status: "COMPLETED", output: [{ token: "a" }, { token: "b" }] });
+      expect(typeof sync.delayTime).toBe("number");
+      expect(typeof sync.executionTime).toBe("number");
+      const job = await call("/run", { input: { text: "x y z" } });
+      let chunks: unknown[] = [];
+      for (let i = 0; i < 100; i++) {
+        const stream = await call(`/stream/${job.id}`);
+        chunks = chunks.concat((stream.stream as Array<{ output: unknown }>).map((c) => c.output));
+        if (stream.status === "COMPLETED") break;
+      }
+      expect(chunks).toStrictEqual([{ token: "x" }, { token: "y" }, { token: "z" }]);
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    });
+  }
+});
