@@ -1,7 +1,13 @@
 // A fault-injecting HTTP proxy between worker and platform: by configuration it answers a share of
 // requests with 5xx, resets connections, delays answers, or drops the answer after the platform
 // processed the request (so the worker retries something already done).
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type Fault = "500" | "502" | "503" | "reset" | "delay" | "drop-after";
@@ -124,7 +130,8 @@ export class FaultProxy {
           return;
         }
         const out: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && k !== "transfer-encoding") out[k] = v;
+        for (const [k, v] of Object.entries(answer.headers))
+          if (v !== undefined && k !== "transfer-encoding") out[k] = v;
         res.writeHead(answer.statusCode ?? 502, out).end(Buffer.concat(parts));
       });
     });

@@ -20,8 +20,17 @@ const log = createLogger({ level: "SILENT", json: false });
 const json = fc.jsonValue();
 const body = fc.oneof(
   json.map((v) => JSON.stringify(v)),
-  fc.array(fc.record({ id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), input: json }, { requiredKeys: [] })).map((v) => JSON.stringify(v)),
-  fc.record({ id: fc.string(), input: json, extra: json }, { requiredKeys: ["id"] }).map((v) => JSON.stringify(v)),
+  fc
+    .array(
+      fc.record(
+        { id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), input: json },
+        { requiredKeys: [] },
+      ),
+    )
+    .map((v) => JSON.stringify(v)),
+  fc
+    .record({ id: fc.string(), input: json, extra: json }, { requiredKeys: ["id"] })
+    .map((v) => JSON.stringify(v)),
   fc.string(),
   fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString("latin1")),
 );
