@@ -36,5 +36,5 @@ export const GREETER = {
     "export default handler(async (job: { input: { name: string } }) => ({ greeting: greet(job.input.name) }));",
     "",
   ].join("\n"),
-  "lib/greet.ts": "export const greet = (name: string): string => `hello ${name}`;\n",
+  "lib/greet.ts": 'export const greet = (name: string): string => "hello " + name;\n',
 };

@@ -79,7 +79,7 @@ describe("flash deploy to the local platform", () => {
     expect(done.executionTime).toBeGreaterThanOrEqual(0);
 
     // A second deploy updates the endpoint in place: same id and URL, the new code.
-    project.write("lib/greet.ts", "export const greet = (name: string): string => `bonjour ${name}`;\n");
+    project.write("lib/greet.ts", 'export const greet = (name: string): string => "bonjour " + name;\n');
     const again = await deploy(project.dir);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/\| Endpoint:greeter \| Updated endpoint: greeter - greeter$/m);
