@@ -29,6 +29,8 @@ export const ENDPOINT_DEFAULTS = {
 /** A worker as the platform sees it: known from its requests, with the jobs it holds. */
 export interface WorkerRecord {
   id: string;
+  /** Its first request (the console's cold start: first request minus process start). */
+  firstSeen: number;
   /** Last request start or end. */
   lastSeen: number;
   /** Long-polls it has open right now; an open poll means it is alive. */
@@ -79,6 +81,7 @@ export class EndpointState {
       const now = this.now();
       worker = {
         id,
+        firstSeen: now,
         lastSeen: now,
         openPolls: 0,
         jobs: new Set(),

@@ -80,14 +80,31 @@ export const DEFAULT_RETENTION: Retention = { runMs: 30 * 60_000, syncMs: 60_000
 export class JobStore {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly listeners = new Set<(job: JobRecord, added: boolean) => void>();
 
   constructor(
-    private readonly retention: Retention,
+    private retention: Retention,
     private readonly now: () => number = Date.now,
   ) {}
 
   add(job: JobRecord): void {
     this.jobs.set(job.id, job);
+    for (const listener of this.listeners) listener(job, true);
+  }
+
+  /** Called for every job added or changed (the console's live job table); returns the unsubscribe function. */
+  onChange(listener: (job: JobRecord, added: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** How long finished jobs stay; a change applies to jobs that finish from now on. */
+  get retentionMs(): Retention {
+    return { ...this.retention };
+  }
+
+  set retentionMs(retention: Retention) {
+    this.retention = { ...retention };
   }
 
   get(id: string): JobRecord | undefined {
@@ -124,6 +141,7 @@ export class JobStore {
 
   /** Wakes every long-poll waiting on this job. */
   changed(job: JobRecord): void {
+    for (const listener of this.listeners) listener(job, false);
     const set = this.watchers.get(job.id);
     if (!set) return;
     this.watchers.delete(job.id);

@@ -109,6 +109,16 @@ export class WorkerPool {
     return this.alive().map((p) => p.id);
   }
 
+  /** Every worker process, stopping ones too, with its start time (the console's state and cold start). */
+  get processList(): { id: string; pid?: number; startedAt: number; stopping: boolean }[] {
+    return [...this.processes.values()].map((p) => ({
+      id: p.id,
+      ...(p.child.pid === undefined ? {} : { pid: p.child.pid }),
+      startedAt: p.startedAt,
+      stopping: p.stopping,
+    }));
+  }
+
   /** Replaces every worker (the handler file changed): old ones finish their jobs, new ones take the next. */
   restartAll(): void {
     this.crashes = 0;

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import { createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./client-api.js";
+import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
 import type { PlatformContext } from "./context.js";
 import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
 import { errorHandler } from "./http.js";
@@ -91,7 +92,9 @@ export function defaultWorkerCommand(file: string): string[] {
 
 /** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
-  const log = options.logger ?? createLogger({ level: "INFO", json: false });
+  // The console keeps a copy of every line (workers' output included) for its worker logs view.
+  const logs = new LogBook();
+  const log = teeLogger(options.logger ?? createLogger({ level: "INFO", json: false }), logs);
   const platformLog = log.child({ subject: "platform" });
   const apiKey = options.apiKey ?? newApiKey();
   const scheduler = new Scheduler({
@@ -123,6 +126,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
   const lb = new LbEndpoints({ log, workerCommand, stopGraceMs: options.workerStopGraceMs ?? 30_000 });
   await app.register(lbProxy, { ctx, endpoints: lb });
+  await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
 
   let baseUrl = "";
   const info = (endpoint: EndpointState): EndpointInfo => {

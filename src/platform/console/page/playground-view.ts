@@ -1,0 +1,291 @@
+// The playground: /run or /runsync with the request body as editable JSON, and a chat form for endpoints whose
+// workers answer the chat-completion-compatible routes (/v2/<id>/openai/v1/chat/completions).
+
+import type { ConsoleJob } from "../wire.js";
+import { type Api, ApiError } from "./api.js";
+import { clear, h, present } from "./dom.js";
+import { ms, pretty, STATUS_CLASS } from "./format.js";
+import { onFrame } from "./frame.js";
+import type { Store } from "./store.js";
+
+const DEFAULT_BODY = '{\n  "input": {\n    "name": "world"\n  }\n}';
+const bodyKey = (endpointId: string) => `flash-console.body.${endpointId}`;
+
+interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export class PlaygroundView {
+  private readonly endpoint = h("select", { id: "pg-endpoint", "aria-label": "Endpoint" });
+  private readonly mode = h(
+    "select",
+    { id: "pg-mode", "aria-label": "Mode" },
+    h("option", { value: "run" }, "/run (queue, answer at once)"),
+    h("option", { value: "runsync" }, "/runsync (wait for the result)"),
+  );
+  private readonly body = h("textarea", {
+    id: "pg-body",
+    rows: 10,
+    spellcheck: false,
+    "aria-label": "Request body (JSON)",
+  });
+  private readonly bodyError = h("p", { class: "error", role: "alert" });
+  private readonly send = h("button", { type: "submit", id: "pg-send" }, "Send");
+  private readonly result = h("div", { class: "result", id: "pg-result" });
+  private jobId: string | undefined;
+  private response: unknown;
+  private readonly chatLog = h("div", { class: "chat-log", id: "chat-log" });
+  private readonly chatInput = h("textarea", { id: "chat-input", rows: 3, "aria-label": "Message" });
+  private readonly chatModel = h("input", { id: "chat-model", value: "local", "aria-label": "Model" });
+  private readonly chatSystem = h("input", {
+    id: "chat-system",
+    placeholder: "optional system prompt",
+    "aria-label": "System prompt",
+  });
+  private readonly chatStream = h("input", { type: "checkbox", id: "chat-stream", checked: true });
+  private readonly chatError = h("p", { class: "error", role: "alert" });
+  private messages: ChatMessage[] = [];
+  readonly schedule = onFrame(() => this.renderResult());
+
+  constructor(
+    root: HTMLElement,
+    private readonly store: Store,
+    private readonly api: Api,
+    private readonly showJob: (id: string) => void,
+  ) {
+    this.endpoint.addEventListener("change", () => this.loadBody());
+    this.body.addEventListener("input", () => {
+      this.checkBody();
+      localStorage.setItem(bodyKey(this.endpoint.value), this.body.value);
+    });
+    root.append(
+      h(
+        "form",
+        { class: "card playground", id: "pg-form", onsubmit: (e) => this.submit(e) },
+        h("h3", {}, "Send a job"),
+        h(
+          "div",
+          { class: "row" },
+          h("label", {}, "Endpoint ", this.endpoint),
+          h("label", {}, "Mode ", this.mode),
+        ),
+        h("label", { class: "block" }, "Request body (JSON with ", h("code", {}, "input"), ")", this.body),
+        this.bodyError,
+        h("div", { class: "row" }, this.send),
+        this.result,
+      ),
+      h(
+        "form",
+        { class: "card chat", id: "chat-form", onsubmit: (e) => this.chat(e) },
+        h("h3", {}, "Chat"),
+        h(
+          "p",
+          { class: "muted small" },
+          "For endpoints whose workers answer chat completions: posts to ",
+          h("code", {}, "/v2/<endpoint>/openai/v1/chat/completions"),
+          ".",
+        ),
+        h(
+          "div",
+          { class: "row" },
+          h("label", {}, "Model ", this.chatModel),
+          h("label", { class: "grow" }, "System ", this.chatSystem),
+          h("label", { class: "inline" }, this.chatStream, " Stream"),
+        ),
+        this.chatLog,
+        h("label", { class: "block" }, "Message", this.chatInput),
+        this.chatError,
+        h(
+          "div",
+          { class: "row" },
+          h("button", { type: "submit", id: "chat-send" }, "Send message"),
+          h("button", { type: "button", onclick: () => this.resetChat() }, "New conversation"),
+        ),
+      ),
+    );
+    store.on("endpoints", () => this.renderEndpoints());
+    store.on("jobs", this.schedule);
+  }
+
+  private renderEndpoints(): void {
+    const current = this.endpoint.value;
+    const queue = this.store.endpoints.filter((e) => e.kind === "queue");
+    clear(this.endpoint);
+    this.endpoint.append(...queue.map((e) => h("option", { value: e.id, selected: e.id === current }, e.id)));
+    if (current !== this.endpoint.value || this.body.value === "") this.loadBody();
+  }
+
+  private loadBody(): void {
+    this.body.value = localStorage.getItem(bodyKey(this.endpoint.value)) ?? DEFAULT_BODY;
+    this.checkBody();
+  }
+
+  private checkBody(): unknown {
+    try {
+      const parsed: unknown = JSON.parse(this.body.value);
+      if (typeof parsed !== "object" || parsed === null || !("input" in parsed)) {
+        this.bodyError.textContent = 'The body must be a JSON object with "input".';
+        return undefined;
+      }
+      this.bodyError.textContent = "";
+      return parsed;
+    } catch (err) {
+      this.bodyError.textContent = `Not JSON: ${(err as Error).message}`;
+      return undefined;
+    }
+  }
+
+  private async submit(event: Event): Promise<void> {
+    event.preventDefault();
+    const body = this.checkBody();
+    const endpointId = this.endpoint.value;
+    if (body === undefined || !endpointId) return;
+    const mode = this.mode.value;
+    this.jobId = undefined;
+    this.response = undefined;
+    this.send.disabled = true;
+    clear(this.result);
+    this.result.append(h("p", { class: "muted" }, mode === "runsync" ? "Waiting for /runsync…" : "Sending…"));
+    const started = performance.now();
+    try {
+      const response = await this.api.request<{ id: string; status: ConsoleJob["status"] }>(
+        `/v2/${encodeURIComponent(endpointId)}/${mode}`,
+        { body },
+      );
+      this.response = { ...response, roundTripMs: Math.round(performance.now() - started) };
+      this.jobId = response.id;
+      this.store.upsertJob({
+        id: response.id,
+        endpointId,
+        status: response.status,
+        createdAt: Date.now(),
+        sync: mode === "runsync",
+        retries: 0,
+        chunks: 0,
+      });
+      this.renderResult();
+    } catch (err) {
+      clear(this.result);
+      this.result.append(h("p", { class: "error" }, err instanceof ApiError ? err.message : String(err)));
+    } finally {
+      this.send.disabled = false;
+    }
+  }
+
+  /** The submitted job as the live table sees it, and the HTTP answer it got. */
+  private renderResult(): void {
+    const id = this.jobId;
+    if (id === undefined) return;
+    const job = this.store.jobs.get(id);
+    clear(this.result);
+    if (job) {
+      this.result.append(
+        ...present(
+          h(
+            "div",
+            { class: "live-job", "data-job-id": id },
+            h("button", { type: "button", class: "link mono", onclick: () => this.showJob(id) }, id),
+            h("span", { class: `status ${STATUS_CLASS[job.status]}`, id: "pg-status" }, job.status),
+            h("span", {}, "delay ", h("b", { id: "pg-delay" }, ms(job.delayTime))),
+            h("span", {}, "execution ", h("b", { id: "pg-execution" }, ms(job.executionTime))),
+            job.workerId ? h("span", { class: "muted" }, `worker ${job.workerId}`) : null,
+          ),
+          job.error !== undefined ? h("pre", { class: "error" }, job.error) : null,
+          job.output !== undefined ? h("pre", { id: "pg-output" }, job.output) : null,
+        ),
+      );
+    }
+    this.result.append(
+      h("details", {}, h("summary", {}, "HTTP answer"), h("pre", {}, pretty(this.response))),
+    );
+  }
+
+  private resetChat(): void {
+    this.messages = [];
+    clear(this.chatLog);
+    this.chatError.textContent = "";
+  }
+
+  private async chat(event: Event): Promise<void> {
+    event.preventDefault();
+    const endpointId = this.endpoint.value;
+    const text = this.chatInput.value.trim();
+    if (!endpointId || text === "") return;
+    this.chatError.textContent = "";
+    this.chatInput.value = "";
+    this.messages.push({ role: "user", content: text });
+    this.chatLog.append(bubble("user", text));
+    const answer = bubble("assistant", "…");
+    this.chatLog.append(answer);
+    const system = this.chatSystem.value.trim();
+    const messages: ChatMessage[] = system
+      ? [{ role: "system", content: system }, ...this.messages]
+      : this.messages;
+    const stream = this.chatStream.checked;
+    const path = `/v2/${encodeURIComponent(endpointId)}/openai/v1/chat/completions`;
+    const body = { model: this.chatModel.value || "local", messages, stream };
+    try {
+      const content = stream
+        ? await this.streamChat(path, body, answer)
+        : contentOf(await this.api.request(path, { body }));
+      answer.lastChild?.replaceWith(content);
+      this.messages.push({ role: "assistant", content });
+    } catch (err) {
+      answer.remove();
+      this.messages.pop();
+      this.chatError.textContent = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** Reads the `data:` events of a streamed answer, adding each delta as it arrives. */
+  private async streamChat(path: string, body: unknown, answer: HTMLElement): Promise<string> {
+    const response = await this.api.fetch(path, { body });
+    if (!response.ok || !response.body) {
+      const payload = (await response.json().catch(() => undefined)) as
+        | { error?: { message?: string } }
+        | undefined;
+      throw new Error(payload?.error?.message ?? `${response.status} ${response.statusText}`);
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = "";
+    let content = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += value;
+      const events = buffered.split("\n\n");
+      buffered = events.pop() ?? "";
+      for (const event of events) {
+        for (const line of event.split("\n")) {
+          if (!line.startsWith("data:")) continue;
+          const data = line.slice(5).trim();
+          if (data === "[DONE]") continue;
+          const chunk = JSON.parse(data) as {
+            choices?: { delta?: { content?: string } }[];
+            error?: { message?: string };
+          };
+          if (chunk.error) throw new Error(chunk.error.message ?? "The worker reported an error");
+          content += chunk.choices?.[0]?.delta?.content ?? "";
+          answer.lastChild?.replaceWith(content || "…");
+        }
+      }
+    }
+    return content;
+  }
+}
+
+function bubble(role: ChatMessage["role"], text: string): HTMLElement {
+  return h(
+    "div",
+    { class: `bubble ${role}` },
+    h("span", { class: "muted small" }, role),
+    document.createTextNode(text),
+  );
+}
+
+function contentOf(answer: unknown): string {
+  const choice = (answer as { choices?: { message?: { content?: unknown }; text?: unknown }[] }).choices?.[0];
+  const content = choice?.message?.content ?? choice?.text;
+  return typeof content === "string" ? content : pretty(answer);
+}
