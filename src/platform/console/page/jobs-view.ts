@@ -131,7 +131,7 @@ export class JobsView {
     }
     const { store } = this;
     this.summary.textContent =
-      `${store.jobs.size} jobs in this page (newest ${store.jobCap} kept), ${store.totalJobs} on the platform` +
+      `${plural(store.jobs.size, "job")} in this page (newest ${store.jobCap} kept), ${store.totalJobs} on the platform` +
       (store.skipped > 0 ? `; ${store.skipped} updates skipped under load` : "");
     clear(this.pager);
     this.pager.append(
@@ -169,7 +169,7 @@ export class JobsView {
         class: job.id === this.selected ? "selected" : undefined,
         onclick: () => this.showJob(job.id),
       },
-      h("td", { class: "mono" }, job.id),
+      h("td", { class: "mono job-id" }, job.id),
       h("td", {}, job.endpointId, job.sync ? h("span", { class: "tag" }, "sync") : null),
       h("td", {}, h("span", { class: `status ${STATUS_CLASS[job.status]}` }, job.status)),
       h("td", { class: "num" }, clock(job.createdAt)),
@@ -283,6 +283,8 @@ export class JobsView {
     );
   }
 }
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function fact(term: string, value: string): HTMLElement[] {
   return [h("dt", {}, term), h("dd", {}, value)];

@@ -80,7 +80,7 @@ export class LogsView {
   private append(delta: LogDelta): void {
     const rows = delta.lines.map((line) => row(line));
     if (delta.skipped > 0)
-      rows.unshift(h("div", { class: "line muted" }, `… ${delta.skipped} lines skipped`));
+      rows.unshift(h("div", { class: "log-line muted" }, `… ${delta.skipped} lines skipped`));
     this.lines.append(...rows);
     while (this.lines.childElementCount > MAX_LINES) this.lines.firstElementChild?.remove();
     if (this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
@@ -90,7 +90,7 @@ export class LogsView {
 function row(line: LogLine): HTMLElement {
   return h(
     "div",
-    { class: `line level-${line.level}` },
+    { class: `log-line level-${line.level}` },
     h("time", {}, clockMs(line.time)),
     h("span", { class: "level" }, line.level.toUpperCase()),
     h("span", { class: "who" }, line.jobId ?? line.subject ?? ""),

@@ -279,7 +279,7 @@ function bubble(role: ChatMessage["role"], text: string): HTMLElement {
   return h(
     "div",
     { class: `bubble ${role}` },
-    h("span", { class: "muted small" }, role),
+    h("span", { class: "muted small role" }, role),
     document.createTextNode(text),
   );
 }

@@ -1,0 +1,177 @@
+// The console in a real headless browser (Debian's chromium through playwright-core): the login form without
+// the key, a job sent from the playground going IN_QUEUE → COMPLETED with its times, and a worker's logs.
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log/index.js";
+import { type Platform, startPlatform } from "../../src/platform/index.js";
+import { ROOT } from "../process.js";
+import { attached, textMatches, visible } from "./wait.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const KEY = "console-browser-key";
+const ARTIFACTS = join(ROOT, "test-artifacts");
+
+let platform: Platform;
+let browser: Browser;
+
+beforeAll(async () => {
+  // A missing browser is a failure, never a skip: CI installs Debian's chromium (.ci/run).
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `The console's browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; ` +
+        "set CHROMIUM_PATH to use another). playwright's own browser download does not work here.",
+    );
+  }
+  if (!existsSync(join(ROOT, "dist/platform/console/page/main.js"))) {
+    throw new Error("The console page is not built: run `npm run build` first.");
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  platform = await startPlatform({
+    apiKey: KEY,
+    logger: createLogger({ level: "SILENT", json: false }),
+    // min 0: the first job waits in the queue while its worker cold-starts, so IN_QUEUE is seen.
+    endpoints: [{ id: "echo", file: join(ROOT, "examples/echo/handler.ts"), cwd: ROOT, workers: [0, 1] }],
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  return context.newPage();
+}
+
+describe("console in a browser", () => {
+  it("shows only the login form without the key; the API answers 401 without it", async () => {
+    const page = await newPage();
+    const apiCalls: string[] = [];
+    page.on("request", (request) => {
+      if (new URL(request.url()).pathname.startsWith("/console/api/")) apiCalls.push(request.url());
+    });
+    await page.goto(platform.url);
+    await visible(page.locator("#login-form"));
+    expect(await page.locator("#app").isHidden()).toBe(true);
+    // No data reached the page: no endpoint, no job row, no API call made without a key.
+    expect(await page.locator("[data-endpoint-id]").count()).toBe(0);
+    expect(await page.locator("[data-job-id]").count()).toBe(0);
+    expect(apiCalls).toEqual([]);
+    const statuses = await page.evaluate(async () => {
+      const codes: number[] = [];
+      for (const path of [
+        "/console/api/snapshot",
+        "/console/api/endpoints",
+        "/console/api/events",
+        "/console/api/logs",
+      ]) {
+        codes.push((await fetch(path)).status);
+      }
+      codes.push((await fetch("/console/api/token", { method: "POST" })).status);
+      return codes;
+    });
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+
+    await page.fill("#login-key", "not-the-key");
+    await page.click("#login-form button[type=submit]");
+    await textMatches(page.locator("#login-error"), /refused/);
+    expect(await page.locator("#app").isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it("logs in, sends a job from the playground, follows it to COMPLETED and opens its worker's logs", async () => {
+    const page = await newPage();
+    const calls: { path: string; search: string; authorization?: string }[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith("/console/api/") || url.pathname.startsWith("/v2/")) {
+        const authorization = request.headers().authorization;
+        calls.push({ path: url.pathname, search: url.search, ...(authorization ? { authorization } : {}) });
+      }
+    });
+    await page.goto(platform.url);
+    await page.fill("#login-key", KEY);
+    await page.click("#login-form button[type=submit]");
+    await visible(page.locator("#app"));
+    await textMatches(page.locator("#connection"), /live/);
+    await visible(page.locator('[data-endpoint-id="echo"]').first());
+
+    // Every status the playground shows for the job, in order, as the DOM changes.
+    // (A string: the test compiles without the DOM library; this runs in the page.)
+    await page.evaluate(`
+      window.seen = [];
+      new MutationObserver(() => {
+        const text = document.querySelector("#pg-status")?.textContent;
+        if (text && window.seen.at(-1) !== text) window.seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    `);
+
+    await page.click('nav.tabs [data-tab="playground"]');
+    await page.selectOption("#pg-endpoint", "echo");
+    await page.selectOption("#pg-mode", "run");
+    await page.fill("#pg-body", JSON.stringify({ input: { name: "console", mock_delay: 1 } }, null, 2));
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-status"), "COMPLETED", 30_000);
+    const seen = (await page.evaluate("window.seen")) as string[];
+    expect(seen[0]).toBe("IN_QUEUE");
+    expect(seen).toContain("IN_PROGRESS");
+    expect(seen.at(-1)).toBe("COMPLETED");
+    const jobId = await page.locator(".live-job").getAttribute("data-job-id");
+    expect(jobId).toMatch(/.+/);
+    expect(await page.locator("#pg-output").textContent()).toContain('"name":"console"');
+
+    await page.click('nav.tabs [data-tab="jobs"]');
+    const row = page.locator(`tr[data-job-id="${jobId}"]`);
+    await textMatches(row.locator(".status"), "COMPLETED");
+    expect(await row.locator("td.delay").textContent()).toMatch(/^\d+(\.\d+)? (ms|s)$/);
+    // The handler slept 1 s (mock_delay), so the execution time is at least that.
+    expect(await row.locator("td.execution").textContent()).toMatch(/^1\.\d\d s$/);
+    const workerId = (await row.locator("td button.link").textContent()) ?? "";
+    expect(workerId).toMatch(/\S+/);
+    await row.click();
+    await textMatches(page.locator(".detail pre").first(), /"mock_delay": 1/);
+    await page.screenshot({ path: join(ARTIFACTS, "console-jobs.png"), fullPage: true });
+
+    // The worker in the sidebar opens its logs: the platform's lines about it and its own output.
+    await page.click(`[data-endpoint-id="echo"] [data-worker-id="${workerId}"] button`);
+    await visible(page.locator("#tab-logs"));
+    await textMatches(page.locator("#log-lines"), new RegExp(`Worker:${workerId} \\| Delay Time`));
+    await textMatches(page.locator("#log-lines"), /Execution Time/);
+    await textMatches(page.locator("#log-lines"), new RegExp(`${jobId}`));
+    await page.screenshot({ path: join(ARTIFACTS, "console-logs.png"), fullPage: true });
+
+    await page.click('nav.tabs [data-tab="metrics"]');
+    await attached(page.locator('.metrics[data-endpoint-id="echo"] svg.plot circle').first());
+    await page.screenshot({ path: join(ARTIFACTS, "console-metrics.png"), fullPage: true });
+
+    // Every JSON call carried the key as Bearer; the event streams carried a token and never the key.
+    const streams = calls.filter((c) => c.path.endsWith("/events"));
+    const rest = calls.filter((c) => !c.path.endsWith("/events"));
+    expect(streams.map((c) => c.path)).toEqual(
+      expect.arrayContaining(["/console/api/events", "/console/api/logs/events"]),
+    );
+    for (const call of streams) {
+      expect(call.search).toMatch(/token=\d+\./);
+      expect(call.search).not.toContain(KEY);
+    }
+    expect(rest.map((c) => c.path)).toEqual(
+      expect.arrayContaining(["/console/api/token", "/v2/echo/run", `/console/api/jobs/${jobId}`]),
+    );
+    for (const call of rest) expect(call, call.path).toMatchObject({ authorization: `Bearer ${KEY}` });
+    await page.close();
+  });
+});
