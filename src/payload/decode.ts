@@ -80,6 +80,40 @@ function readLong(buf: Uint8Array, pos: number, n: number): number | bigint {
 const PlainDict = function PlainDict(this: object) {} as unknown as new () => Record<string, unknown>;
 PlainDict.prototype = Object.prototype;
 
+/** A new empty dict object (EMPTY_DICT, DICT). */
+function newDict(): Record<string, unknown> {
+  return new PlainDict();
+}
+
+/** Removes the innermost MARK and returns the stack index it marked. */
+function popMark(marks: number[]): number {
+  const m = marks.pop();
+  if (m === undefined) throw new PickleError("could not find MARK");
+  return m;
+}
+
+/** The stack index of the innermost MARK left (0 with none). */
+function topMark(marks: readonly number[]): number {
+  const n = marks.length;
+  return n > 0 ? marks[n - 1]! : 0;
+}
+
+/** Buffer's native one-byte-string maker: `toString("latin1")` without its argument dispatch. */
+interface Latin1 {
+  latin1Slice(start: number, end: number): string;
+}
+
+/** Bytes of input per latin1 window: above V8's 128 KiB regular-object limit, so the window is never copied by a scavenge. */
+const WINDOW = 1 << 12;
+
+/**
+ * The internalized twin of a memoized str (read back as a dict key in every record): stores into objects
+ * then compare keys by identity, with no string-table lookup per store. Long strings are left alone.
+ */
+function intern(s: string): string {
+  return s.length <= 64 ? (Object.keys({ [s]: 0 })[0] ?? s) : s;
+}
+
 /** A plain JS object that stands for a Python dict (what EMPTY_DICT and DICT create). */
 function isDictObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
@@ -92,6 +126,57 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
   else obj[key] = value;
 }
 
+/**
+ * Stores up to eight leading str-keyed pairs kv[i, to) into `d` and returns where it stopped. Unrolled: each
+ * store site then sees one key and one shape transition in record-like data, so its inline cache stays
+ * monomorphic instead of one megamorphic site for every key.
+ */
+function storeUnrolled(d: Record<string, unknown>, kv: readonly unknown[], from: number, to: number): number {
+  let i = from;
+  let k: unknown;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  if (i >= to) return i;
+  k = kv[i];
+  if (typeof k !== "string" || k === "__proto__") return i;
+  d[k] = kv[i + 1];
+  i += 2;
+  return i;
+}
+
 /** Decodes one pickle. Throws PickleError (bad or refused input) or DeserializeTimeoutError. */
 export function decode(input: Uint8Array, options: DecodeOptions = {}): unknown {
   return new Unpickler(input, options).run();
@@ -99,7 +184,9 @@ export function decode(input: Uint8Array, options: DecodeOptions = {}): unknown 
 
 /**
  * One decode. State lives in fields and helpers are methods (stable call targets), so the optimizing
- * compiler keeps its code across calls; `pos` stays a local of the hot loop.
+ * compiler keeps its code across calls. The value stack is an array with an explicit top (`sp`, a local of
+ * the hot loop): pops only move `sp`, so there is no `length` write per opcode; slots above `sp` are stale
+ * until overwritten and die with the decode.
  */
 class Unpickler {
   private readonly buf: Uint8Array;
@@ -111,9 +198,6 @@ class Unpickler {
   private readonly maxMemo: number;
   private readonly maxDepth: number;
   private readonly stack: unknown[] = [];
-  private readonly marks: number[] = [];
-  /** Index of the innermost MARK: nothing below it is reachable. */
-  private base = 0;
   private readonly memo: unknown[] = [];
   private memoCount = 0;
   private readonly tuples: unknown[][] = [];
@@ -129,6 +213,10 @@ class Unpickler {
   private readonly budget = { copied: 0, max: MAX_COPIED_ITEMS };
   /** Memo indices the pickle reads (null: keep every put); unread entries are counted but not kept. */
   private readonly reads: MemoReads | null;
+  /** A latin1 copy of input bytes [winStart, winEnd) that short ASCII strings are cut from. */
+  private win = "";
+  private winStart = 0;
+  private winEnd = 0;
 
   constructor(input: Uint8Array, options: DecodeOptions) {
     // a plain Uint8Array view, so slice() copies even when the caller passed a Buffer
@@ -146,8 +234,12 @@ class Unpickler {
   run(): unknown {
     const buf = this.buf;
     const dv = this.dv;
-    const stack = this.stack;
+    const st = this.stack;
+    const marks: number[] = [];
     const end = buf.length;
+    let sp = 0;
+    /** Index of the innermost MARK: nothing below it is reachable. */
+    let base = 0;
     let ops = 0;
     let pos = 0;
     if (end === 0) throw new PickleError("Ran out of input");
@@ -174,7 +266,8 @@ class Unpickler {
         }
         case 0x2e: {
           // STOP
-          const result = this.pop();
+          if (sp <= base) throw underflow();
+          const result = st[--sp];
           if (this.liveGlobals > 0 || result instanceof GlobalRef) {
             throw new PickleError(
               "the pickle uses a global (set, bytes, …) as a value instead of calling it",
@@ -185,16 +278,16 @@ class Unpickler {
         // ints
         case 0x4b: // BININT1
           if (pos + 1 > end) throw truncated();
-          stack.push(buf[pos++]!);
+          st[sp++] = buf[pos++]!;
           break;
         case 0x4d: // BININT2
           if (pos + 2 > end) throw truncated();
-          stack.push(buf[pos]! | (buf[pos + 1]! << 8));
+          st[sp++] = buf[pos]! | (buf[pos + 1]! << 8);
           pos += 2;
           break;
         case 0x4a: // BININT
           if (pos + 4 > end) throw truncated();
-          stack.push(dv.getInt32(pos, true));
+          st[sp++] = dv.getInt32(pos, true);
           pos += 4;
           break;
         case 0x8a: {
@@ -202,7 +295,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          stack.push(readLong(buf, pos, n));
+          st[sp++] = readLong(buf, pos, n);
           pos += n;
           break;
         }
@@ -213,7 +306,7 @@ class Unpickler {
           pos += 4;
           if (n < 0) throw new PickleError("LONG pickle has negative byte count");
           if (n > end - pos) throw truncated();
-          stack.push(readLong(buf, pos, n));
+          st[sp++] = readLong(buf, pos, n);
           pos += n;
           break;
         }
@@ -222,38 +315,38 @@ class Unpickler {
           const nl = lineEnd(buf, pos);
           const t = asciiStrict(buf, pos, nl);
           pos = nl + 1;
-          stack.push(t === "00" ? false : t === "01" ? true : parseIntText(t));
+          st[sp++] = t === "00" ? false : t === "01" ? true : parseIntText(t);
           break;
         }
         case 0x4c: {
           // LONG (text)
           const nl = lineEnd(buf, pos);
-          stack.push(parseIntText(asciiStrict(buf, pos, nl)));
+          st[sp++] = parseIntText(asciiStrict(buf, pos, nl));
           pos = nl + 1;
           break;
         }
         // floats
         case 0x47: // BINFLOAT
           if (pos + 8 > end) throw truncated();
-          stack.push(floatValue(dv.getFloat64(pos, false)));
+          st[sp++] = floatValue(dv.getFloat64(pos, false));
           pos += 8;
           break;
         case 0x46: {
           // FLOAT (text)
           const nl = lineEnd(buf, pos);
-          stack.push(floatValue(parseFloatText(asciiStrict(buf, pos, nl))));
+          st[sp++] = floatValue(parseFloatText(asciiStrict(buf, pos, nl)));
           pos = nl + 1;
           break;
         }
         // singletons
         case 0x4e: // NONE
-          stack.push(null);
+          st[sp++] = null;
           break;
         case 0x88: // NEWTRUE
-          stack.push(true);
+          st[sp++] = true;
           break;
         case 0x89: // NEWFALSE
-          stack.push(false);
+          st[sp++] = false;
           break;
         // str
         case 0x8c: {
@@ -261,7 +354,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          st[sp++] = this.str(pos, pos + n);
           pos += n;
           break;
         }
@@ -271,7 +364,7 @@ class Unpickler {
           const n = dv.getUint32(pos, true);
           pos += 4;
           if (n > end - pos) throw truncated();
-          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          st[sp++] = this.str(pos, pos + n);
           pos += n;
           break;
         }
@@ -281,14 +374,14 @@ class Unpickler {
           const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
           pos += 8;
           if (n > end - pos) throw truncated();
-          stack.push(decodeUtf8(buf, this.node, pos, pos + n));
+          st[sp++] = this.str(pos, pos + n);
           pos += n;
           break;
         }
         case 0x56: {
           // UNICODE (text, raw-unicode-escape)
           const nl = lineEnd(buf, pos);
-          stack.push(rawUnicodeEscape(buf, pos, nl));
+          st[sp++] = rawUnicodeEscape(buf, pos, nl);
           pos = nl + 1;
           break;
         }
@@ -297,7 +390,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          stack.push(asciiStrict(buf, pos, pos + n));
+          st[sp++] = asciiStrict(buf, pos, pos + n);
           pos += n;
           break;
         }
@@ -308,14 +401,14 @@ class Unpickler {
           pos += 4;
           if (n < 0) throw new PickleError("BINSTRING pickle has negative byte count");
           if (n > end - pos) throw truncated();
-          stack.push(asciiStrict(buf, pos, pos + n));
+          st[sp++] = asciiStrict(buf, pos, pos + n);
           pos += n;
           break;
         }
         case 0x53: {
           // STRING (text, quoted)
           const nl = lineEnd(buf, pos);
-          stack.push(parseQuotedString(asciiStrict(buf, pos, nl)));
+          st[sp++] = parseQuotedString(asciiStrict(buf, pos, nl));
           pos = nl + 1;
           break;
         }
@@ -325,7 +418,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          stack.push(buf.slice(pos, pos + n));
+          st[sp++] = buf.slice(pos, pos + n);
           pos += n;
           break;
         }
@@ -335,7 +428,7 @@ class Unpickler {
           const n = dv.getUint32(pos, true);
           pos += 4;
           if (n > end - pos) throw truncated();
-          stack.push(buf.slice(pos, pos + n));
+          st[sp++] = buf.slice(pos, pos + n);
           pos += n;
           break;
         }
@@ -347,88 +440,96 @@ class Unpickler {
           pos += 8;
           if (n > end - pos) throw truncated();
           const b = buf.slice(pos, pos + n);
-          stack.push(op === 0x96 ? asByteArray(b) : b);
+          st[sp++] = op === 0x96 ? asByteArray(b) : b;
           pos += n;
           break;
         }
         // containers
         case 0x5d: // EMPTY_LIST
-          stack.push([]);
+          st[sp++] = [];
           break;
         case 0x7d: // EMPTY_DICT
-          stack.push(new PlainDict());
+          st[sp++] = newDict();
           break;
         case 0x8f: // EMPTY_SET
-          stack.push(new Set());
+          st[sp++] = new Set();
           break;
         case 0x29: // EMPTY_TUPLE
-          stack.push(this.tuple([]));
+          st[sp++] = this.tuple([]);
           break;
         case 0x85: // TUPLE1
-        case 0x86: // TUPLE2
-        case 0x87: {
-          // TUPLE3
-          const n = op - 0x84;
-          if (stack.length - n < this.base) throw underflow();
-          const items = stack.slice(stack.length - n);
-          stack.length -= n;
-          stack.push(this.tuple(items));
+          if (sp - 1 < base) throw underflow();
+          st[sp - 1] = this.tuple([st[sp - 1]]);
           break;
-        }
+        case 0x86: // TUPLE2
+          if (sp - 2 < base) throw underflow();
+          sp -= 1;
+          st[sp - 1] = this.tuple([st[sp - 1], st[sp]]);
+          break;
+        case 0x87: // TUPLE3
+          if (sp - 3 < base) throw underflow();
+          sp -= 2;
+          st[sp - 1] = this.tuple([st[sp - 1], st[sp], st[sp + 1]]);
+          break;
         case 0x74: {
           // TUPLE
-          const m = this.popMark();
-          const items = stack.slice(m);
-          stack.length = m;
-          stack.push(this.tuple(items));
+          const m = popMark(marks);
+          base = topMark(marks);
+          const items = st.slice(m, sp);
+          sp = m;
+          st[sp++] = this.tuple(items);
           break;
         }
         case 0x6c: {
           // LIST
-          const m = this.popMark();
-          const items = stack.slice(m);
-          stack.length = m;
+          const m = popMark(marks);
+          base = topMark(marks);
+          const items = st.slice(m, sp);
+          sp = m;
           this.grown(items, this.depthOfItems(items, 0, items.length, 1));
-          stack.push(items);
+          st[sp++] = items;
           break;
         }
         case 0x64: {
           // DICT
-          const m = this.popMark();
-          const kv = stack.slice(m);
-          stack.length = m;
-          stack.push(new PlainDict());
+          const m = popMark(marks);
+          base = topMark(marks);
+          const kv = st.slice(m, sp);
+          sp = m;
+          st[sp++] = newDict();
           this.setItems(m, kv, 0, kv.length);
           break;
         }
         case 0x91: {
           // FROZENSET
-          const m = this.popMark();
+          const m = popMark(marks);
+          base = topMark(marks);
           const s = new Set<unknown>();
-          for (let i = m; i < stack.length; i++) s.add(stack[i]);
-          this.grown(s, this.depthOfItems(stack, m, stack.length, 1));
-          stack.length = m;
-          stack.push(asFrozenSet(s));
+          for (let i = m; i < sp; i++) s.add(st[i]);
+          this.grown(s, this.depthOfItems(st, m, sp, 1));
+          sp = m;
+          st[sp++] = asFrozenSet(s);
           break;
         }
         case 0x61: {
           // APPEND
-          if (stack.length - 2 < this.base) throw underflow();
-          const at = stack.length - 2;
+          if (sp - 2 < base) throw underflow();
+          const at = sp - 2;
           const l = this.listAt(at);
-          l.push(stack[at + 1]);
-          this.grown(l, this.depthOfItems(stack, at + 1, at + 2, 1));
-          stack.length = at + 1;
+          l.push(st[at + 1]);
+          this.grown(l, this.depthOfItems(st, at + 1, at + 2, 1));
+          sp = at + 1;
           break;
         }
         case 0x65: {
           // APPENDS
-          const m = this.popMark();
-          if (m - 1 < this.base) throw underflow();
+          const m = popMark(marks);
+          base = topMark(marks);
+          if (m - 1 < base) throw underflow();
           const l = this.listAt(m - 1);
           let depth = 1;
-          for (let i = m; i < stack.length; i++) {
-            const v = stack[i];
+          for (let i = m; i < sp; i++) {
+            const v = st[i];
             l.push(v);
             if (typeof v === "object" && v !== null) {
               const c = this.itemDepth(v) + 1;
@@ -436,91 +537,114 @@ class Unpickler {
             }
           }
           if (depth > 1) this.grown(l, depth);
-          stack.length = m;
+          sp = m;
           break;
         }
         case 0x73: {
           // SETITEM
-          if (stack.length - 3 < this.base) throw underflow();
-          const at = stack.length - 3;
-          this.setItems(at, stack, at + 1, at + 3);
-          stack.length = at + 1;
+          if (sp - 3 < base) throw underflow();
+          const at = sp - 3;
+          this.setItems(at, st, at + 1, at + 3);
+          sp = at + 1;
           break;
         }
         case 0x75: {
           // SETITEMS
-          const m = this.popMark();
-          if (m - 1 < this.base) throw underflow();
-          if ((stack.length - m) % 2 !== 0) throw new PickleError("odd number of items for SETITEMS");
-          this.setItems(m - 1, stack, m, stack.length);
-          stack.length = m;
+          const m = popMark(marks);
+          base = topMark(marks);
+          if (m - 1 < base) throw underflow();
+          if ((sp - m) % 2 !== 0) throw new PickleError("odd number of items for SETITEMS");
+          this.setItems(m - 1, st, m, sp);
+          sp = m;
           break;
         }
         case 0x90: {
           // ADDITEMS
-          const m = this.popMark();
-          if (m - 1 < this.base) throw underflow();
-          const s = stack[m - 1];
+          const m = popMark(marks);
+          base = topMark(marks);
+          if (m - 1 < base) throw underflow();
+          const s = st[m - 1];
           if (!(s instanceof Set) || isFrozenSet(s)) {
             throw new PickleError(`ADDITEMS on a ${typeName(s)}: only a set takes items`);
           }
-          for (let i = m; i < stack.length; i++) s.add(stack[i]);
-          this.grown(s, this.depthOfItems(stack, m, stack.length, 1));
-          stack.length = m;
+          for (let i = m; i < sp; i++) s.add(st[i]);
+          this.grown(s, this.depthOfItems(st, m, sp, 1));
+          sp = m;
           break;
         }
         // stack and memo
         case 0x28: // MARK
-          this.marks.push(stack.length);
-          this.base = stack.length;
+          marks.push(sp);
+          base = sp;
           break;
         case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
-          if (stack.length === this.base && this.marks.length > 0) this.popMark();
-          else if (this.pop() instanceof GlobalRef) this.liveGlobals--;
+          if (sp === base && marks.length > 0) {
+            popMark(marks);
+            base = topMark(marks);
+          } else {
+            if (sp <= base) throw underflow();
+            if (st[--sp] instanceof GlobalRef) this.liveGlobals--;
+          }
           break;
         case 0x31: {
           // POP_MARK
-          const m = this.popMark();
-          for (let i = m; i < stack.length; i++) if (stack[i] instanceof GlobalRef) this.liveGlobals--;
-          stack.length = m;
+          const m = popMark(marks);
+          base = topMark(marks);
+          for (let i = m; i < sp; i++) if (st[i] instanceof GlobalRef) this.liveGlobals--;
+          sp = m;
           break;
         }
-        case 0x32: // DUP
-          if (stack.length <= this.base) throw underflow();
-          this.pushAgain(stack[stack.length - 1]);
+        case 0x32: {
+          // DUP
+          if (sp <= base) throw underflow();
+          const v = this.again(st[sp - 1]);
+          st[sp++] = v;
           break;
+        }
         case 0x94: // MEMOIZE
-          this.memoPut(this.memoCount);
+          if (sp <= base) throw underflow();
+          this.memoPut(this.memoCount, st[sp - 1]);
           break;
         case 0x71: // BINPUT
           if (pos + 1 > end) throw truncated();
-          this.memoPut(buf[pos++]!);
+          if (sp <= base) throw underflow();
+          this.memoPut(buf[pos++]!, st[sp - 1]);
           break;
         case 0x72: // LONG_BINPUT
           if (pos + 4 > end) throw truncated();
-          this.memoPut(dv.getUint32(pos, true));
+          if (sp <= base) throw underflow();
+          this.memoPut(dv.getUint32(pos, true), st[sp - 1]);
           pos += 4;
           break;
         case 0x70: {
           // PUT (text)
           const nl = lineEnd(buf, pos);
-          this.memoPut(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          const idx = Number(parseIntText(asciiStrict(buf, pos, nl)));
+          if (sp <= base) throw underflow();
+          this.memoPut(idx, st[sp - 1]);
           pos = nl + 1;
           break;
         }
-        case 0x68: // BINGET
+        case 0x68: {
+          // BINGET
           if (pos + 1 > end) throw truncated();
-          this.memoGet(buf[pos++]!);
+          const v = this.memoGet(buf[pos++]!);
+          st[sp++] = v;
           break;
-        case 0x6a: // LONG_BINGET
+        }
+        case 0x6a: {
+          // LONG_BINGET
           if (pos + 4 > end) throw truncated();
-          this.memoGet(dv.getUint32(pos, true));
+          const v = this.memoGet(dv.getUint32(pos, true));
+          st[sp++] = v;
           pos += 4;
           break;
+        }
         case 0x67: {
           // GET (text)
           const nl = lineEnd(buf, pos);
-          this.memoGet(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          const v = this.memoGet(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          st[sp++] = v;
           pos = nl + 1;
           break;
         }
@@ -535,27 +659,27 @@ class Unpickler {
           pos = nl2 + 1;
           const ref = resolveGlobal(module, name);
           if (op === 0x69) return refuse("INST");
-          stack.push(ref);
+          st[sp++] = ref;
           this.liveGlobals++;
           break;
         }
         case 0x93: {
           // STACK_GLOBAL
-          if (stack.length - 2 < this.base) throw underflow();
-          const name = stack.pop();
-          const module = stack.pop();
+          if (sp - 2 < base) throw underflow();
+          const name = st[--sp];
+          const module = st[--sp];
           if (typeof module !== "string" || typeof name !== "string") {
             throw new PickleError("STACK_GLOBAL requires str module and name");
           }
-          stack.push(resolveGlobal(module, name));
+          st[sp++] = resolveGlobal(module, name);
           this.liveGlobals++;
           break;
         }
         case 0x52: {
           // REDUCE
-          if (stack.length - 2 < this.base) throw underflow();
-          const args = stack.pop();
-          const fn = stack.pop();
+          if (sp - 2 < base) throw underflow();
+          const args = st[--sp];
+          const fn = st[--sp];
           if (!(fn instanceof GlobalRef)) {
             throw new PickleError(`REDUCE can only apply an allow-listed global, not a ${typeName(fn)}`);
           }
@@ -564,7 +688,7 @@ class Unpickler {
           this.liveGlobals--;
           const made = applyGlobal(fn, args, this.budget);
           if (made instanceof Set) this.grown(made, this.depthOf(args[0]));
-          stack.push(made);
+          st[sp++] = made;
           break;
         }
         case 0x81: // NEWOBJ
@@ -573,7 +697,7 @@ class Unpickler {
         case 0x62: {
           // BUILD
           const name = { 129: "NEWOBJ", 146: "NEWOBJ_EX", 111: "OBJ", 98: "BUILD" }[op];
-          const g = stack.find((v) => v instanceof GlobalRef);
+          const g = st.slice(0, sp).find((v) => v instanceof GlobalRef);
           return refuse(
             `opcode ${name} builds an object${g instanceof GlobalRef ? ` of ${g.module}.${g.qualname}` : ""}`,
           );
@@ -596,17 +720,23 @@ class Unpickler {
     }
   }
 
-  private popMark(): number {
-    const m = this.marks.pop();
-    if (m === undefined) throw new PickleError("could not find MARK");
-    const n = this.marks.length;
-    this.base = n > 0 ? this.marks[n - 1]! : 0;
-    return m;
+  /** Bytes [start, end) as a str: short ASCII is cut from a latin1 window, the rest goes through decodeUtf8. */
+  private str(start: number, end: number): string {
+    // under V8's sliced-string minimum (13) substring copies, so results never keep the window alive
+    if (end - start < 13) {
+      const buf = this.buf;
+      for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return decodeUtf8(buf, this.node, start, end);
+      if (start < this.winStart || end > this.winEnd) this.slide(start);
+      return this.win.substring(start - this.winStart, end - this.winStart);
+    }
+    return decodeUtf8(this.buf, this.node, start, end);
   }
 
-  private pop(): unknown {
-    if (this.stack.length <= this.base) throw underflow();
-    return this.stack.pop();
+  /** Moves the latin1 window to start at `start`; its size puts it in V8's large-object space (never copied by GC). */
+  private slide(start: number): void {
+    this.winStart = start;
+    this.winEnd = Math.min(this.buf.length, start + WINDOW);
+    this.win = (this.node as unknown as Latin1).latin1Slice(start, this.winEnd);
   }
 
   private tuple(items: unknown[]): unknown[] {
@@ -616,30 +746,29 @@ class Unpickler {
     return items;
   }
 
-  private memoPut(idx: number): void {
-    if (this.stack.length <= this.base) throw underflow();
+  private memoPut(idx: number, value: unknown): void {
     const reads = this.reads;
     if (reads !== null) {
       // the scan saw no mixed numbering, so each put takes a fresh index: count it, keep it only if read
       if (++this.memoCount > this.maxMemo)
         throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
-      if (reads.has(idx)) this.memo[idx] = this.stack[this.stack.length - 1];
+      if (reads.has(idx)) this.memo[idx] = typeof value === "string" ? intern(value) : value;
       return;
     }
     if (this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
       throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
     }
-    this.memo[idx] = this.stack[this.stack.length - 1];
+    this.memo[idx] = value;
   }
 
-  private memoGet(idx: number): void {
+  private memoGet(idx: number): unknown {
     const v = this.memo[idx];
     if (v === undefined) throw new PickleError(`Memo value not found at index ${idx}`);
-    this.pushAgain(v);
+    return typeof v === "object" && v !== null ? this.again(v) : v;
   }
 
-  /** Pushes a value that is already referenced elsewhere (memo get, DUP). */
-  private pushAgain(value: unknown): void {
+  /** A value pushed again while referenced elsewhere (memo get, DUP): the one to push. */
+  private again(value: unknown): unknown {
     let v = value;
     if (typeof v === "object" && v !== null) {
       if (v instanceof GlobalRef) this.liveGlobals++;
@@ -649,14 +778,15 @@ class Unpickler {
         this.refetched.add(v as object);
       }
     }
-    this.stack.push(v);
+    return v;
   }
 
   /** Depth a value adds to its holder: 0 for scalars, bytes and PyFloat, else the container's own depth. */
   private itemDepth(v: object): number {
+    if (v instanceof PyFloat) return 0;
     const known = this.depths.get(v);
     if (known !== undefined) return known;
-    return v instanceof PyFloat || v instanceof Uint8Array ? 0 : 1;
+    return v instanceof Uint8Array ? 0 : 1;
   }
 
   private depthOf(v: unknown): number {
@@ -700,13 +830,18 @@ class Unpickler {
     let i = from;
     let depth = 1;
     if (isDictObject(d)) {
+      i = storeUnrolled(d, kv, i, to);
       for (; i < to; i += 2) {
         const key = kv[i];
         if (typeof key !== "string") break;
-        const value = kv[i + 1];
-        if (typeof value === "object" && value !== null) depth = Math.max(depth, this.itemDepth(value) + 1);
-        if (key === "__proto__") setOwn(d, key, value);
-        else d[key] = value;
+        setOwn(d, key, kv[i + 1]);
+      }
+      for (let j = from + 1; j < i; j += 2) {
+        const value = kv[j];
+        if (typeof value === "object" && value !== null) {
+          const c = this.itemDepth(value) + 1;
+          if (c > depth) depth = c;
+        }
       }
       if (i < to) {
         const m = new Map<unknown, unknown>(Object.entries(d));

@@ -1,0 +1,74 @@
+// The decoder's record fast paths: short strings cut from a latin1 window, memoized keys, unrolled dict
+// stores. Each case must give the same values as the general paths.
+import { describe, expect, it } from "vitest";
+import { decode, encode } from "../../src/payload/index.js";
+import { pk, sbu } from "./bytes.js";
+
+/** Many records, so strings land on both sides of window boundaries and keys come back as memo gets. */
+function records(n: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({
+      id: i,
+      name: `user${i}`,
+      twelve_chars: "abcdefghijkl".slice(0, i % 13),
+      thirteen_char: "abcdefghijklm",
+      short_utf8: i % 3 === 0 ? "é" : "ü€",
+      "10": i,
+      "": null,
+      score: i / 7,
+      active: i % 2 === 0,
+      ninth: "x".repeat(i % 20),
+      tenth: [i],
+    });
+  }
+  return out;
+}
+
+describe("decoder record fast paths", () => {
+  it("decodes thousands of records with mixed string lengths and more keys than the unrolled stores", () => {
+    const v = records(3000);
+    const back = decode(encode(v)) as Record<string, unknown>[];
+    expect(back).toEqual(v);
+    expect(Object.keys(back[5]!)).toEqual(Object.keys(v[5]!));
+  });
+
+  it("keeps a memoized __proto__ key an own property in every record", () => {
+    const v = Array.from({ length: 50 }, (_, i) => {
+      const o: Record<string, unknown> = { a: i };
+      Object.defineProperty(o, "__proto__", {
+        value: i,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      o.b = i;
+      return o;
+    });
+    const back = decode(encode(v)) as Record<string, unknown>[];
+    for (let i = 0; i < back.length; i++) {
+      expect(Object.getPrototypeOf(back[i])).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(back[i], "__proto__")?.value).toBe(i);
+      expect(Object.keys(back[i]!)).toEqual(["a", "__proto__", "b"]);
+    }
+    expect(({} as Record<string, unknown>).a).toBeUndefined();
+  });
+
+  it("turns a dict into a Map at a non-str key after many str keys", () => {
+    const keys = ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"];
+    const items = keys.flatMap((k, i) => [sbu(k), 0x4b, i]);
+    // EMPTY_DICT MARK (nine str keys) BININT1 7 → 'seven' SETITEMS STOP
+    const bytes = pk(0x80, 4, 0x7d, 0x28, items, 0x4b, 7, sbu("seven"), 0x75, 0x2e);
+    const m = decode(bytes) as Map<unknown, unknown>;
+    expect(m).toBeInstanceOf(Map);
+    expect([...m.keys()]).toEqual([...keys, 7]);
+    expect(m.get(7)).toBe("seven");
+  });
+
+  it("reads short strings with bytes past ASCII as UTF-8 and rejects invalid ones", () => {
+    expect(decode(pk(0x8c, 2, 0xc3, 0xa9, 0x2e))).toBe("é");
+    expect(decode(pk(0x8c, 3, 0xed, 0xa0, 0x80, 0x2e))).toBe("\ud800");
+    expect(() => decode(pk(0x8c, 1, 0xff, 0x2e))).toThrow(/can't decode byte 0xff/);
+    expect(decode(pk(0x8c, 0, 0x2e))).toBe("");
+  });
+});
