@@ -57,6 +57,11 @@ export function endpointIdFor(file: string): string {
   return id.slice(0, 64) || "local";
 }
 
+/** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
+export function consoleUrl(platform: Platform): string {
+  return `${platform.url}/#key=${encodeURIComponent(platform.apiKey)}`;
+}
+
 /** The handler's test_input.json beside it, compacted, or a minimal job. */
 function sampleBody(file: string): string {
   const path = join(dirname(file), "test_input.json");
@@ -147,6 +152,7 @@ export async function run(args: string[]): Promise<number> {
         ? `flash dev: ${relative(process.cwd(), file)} is load-balanced endpoint "${endpointId}" at ${platform.url}/lb/${endpointId}`
         : `flash dev: ${relative(process.cwd(), file)} is endpoint "${endpointId}" at ${platform.url}/v2/${endpointId}`,
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
+      `Console: ${consoleUrl(platform)}`,
       `Ready. Try: ${app.loadBalanced ? lbCurlCommand(platform.url, endpointId, platform.apiKey, file) : curlCommand(platform, endpointId, sampleBody(file))}`,
       "",
     ].join("\n"),

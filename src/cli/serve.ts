@@ -1,7 +1,7 @@
 import { ConfigError } from "../config/index.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+import { consoleUrl, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
 
 export const summary = "the local platform alone: workers started elsewhere point their env at it";
 
@@ -31,6 +31,7 @@ export async function run(args: string[]): Promise<number> {
   lines.push(
     `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
   );
+  lines.push(`Console: ${consoleUrl(platform)}`);
   for (const id of ids) {
     lines.push("", `Endpoint "${id}": start a worker with this environment (any RUNPOD_POD_ID names it):`);
     for (const [name, value] of Object.entries(platform.workerEnv(id, "worker-1"))) {

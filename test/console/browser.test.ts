@@ -42,7 +42,10 @@ beforeAll(async () => {
     apiKey: KEY,
     logger: createLogger({ level: "SILENT", json: false }),
     // min 0: the first job waits in the queue while its worker cold-starts, so IN_QUEUE is seen.
-    endpoints: [{ id: "echo", file: join(ROOT, "examples/echo/handler.ts"), cwd: ROOT, workers: [0, 1] }],
+    endpoints: [
+      { id: "echo", file: join(ROOT, "examples/echo/handler.ts"), cwd: ROOT, workers: [0, 1] },
+      { id: "chat", file: join(ROOT, "examples/openai-compatible/handler.ts"), cwd: ROOT, workers: [1, 1] },
+    ],
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }, 60_000);
@@ -172,6 +175,30 @@ describe("console in a browser", () => {
       expect.arrayContaining(["/console/api/token", "/v2/echo/run", `/console/api/jobs/${jobId}`]),
     );
     for (const call of rest) expect(call, call.path).toMatchObject({ authorization: `Bearer ${KEY}` });
+    await page.close();
+  });
+
+  it("logs in from the #key= link flash dev prints, and chats with a chat-completion-compatible endpoint", async () => {
+    const page = await newPage();
+    await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
+    await visible(page.locator("#app"));
+    // The page drops the fragment at once, so the key is not left in the address bar or history.
+    expect(page.url()).toBe(`${platform.url}/`);
+
+    await page.click('nav.tabs [data-tab="playground"]');
+    await page.selectOption("#pg-endpoint", "chat");
+    await page.fill("#chat-input", "hello from the console");
+    await page.click("#chat-send");
+    await textMatches(page.locator(".bubble.assistant").nth(0), /^assistanthello from the console$/, 30_000);
+    // Without streaming: one JSON answer; the conversation carries on.
+    await page.uncheck("#chat-stream");
+    await page.fill("#chat-input", "and once more");
+    await page.click("#chat-send");
+    await textMatches(page.locator(".bubble.assistant").nth(1), /^assistantand once more$/, 30_000);
+    expect(await page.locator(".bubble.user").count()).toBe(2);
+    expect(await page.locator("#chat-form .error").textContent()).toBe("");
+    await page.evaluate("window.scrollTo(0, 0)");
+    await page.screenshot({ path: join(ARTIFACTS, "console-playground.png"), fullPage: true });
     await page.close();
   });
 });
