@@ -60,7 +60,18 @@ export function draw(prompt: string, width: number, height: number): Uint8Array 
   return pixels;
 }
 
-export default handler((job: Job<ImageInput>) => {
+/** On the local platform: store the PNG there and return its link, which expires like a public image URL. */
+async function storeOnPlatform(png: Buffer, url: string): Promise<string> {
+  const answer = await fetch(url, {
+    method: "POST",
+    headers: { Authorization: process.env.RUNPOD_AI_API_KEY ?? "", "Content-Type": "image/png" },
+    body: png,
+  });
+  if (!answer.ok) throw new Error(`storing the image failed: ${answer.status} ${await answer.text()}`);
+  return ((await answer.json()) as { url: string }).url;
+}
+
+export default handler(async (job: Job<ImageInput>) => {
   const { prompt } = job.input;
   if (typeof prompt !== "string" || prompt.trim() === "")
     return { error: "input.prompt must be a non-empty string" };
@@ -70,10 +81,13 @@ export default handler((job: Job<ImageInput>) => {
   if (typeof height === "string") return { error: height };
 
   const png = encodePng({ width, height, pixels: draw(prompt, width, height) });
-  // A data: URL needs no storage; IMAGE_OUTPUT_DIR writes the file instead and returns its file: URL.
+  // The platform's file store when it offers one; else a data: URL, or a file: URL with IMAGE_OUTPUT_DIR.
   const dir = process.env.IMAGE_OUTPUT_DIR;
+  const store = process.env.FLASH_FILES_URL;
   let imageUrl: string;
-  if (dir) {
+  if (store) {
+    imageUrl = await storeOnPlatform(png, store);
+  } else if (dir) {
     const path = join(dir, `${job.id.replace(/[^\w-]/g, "_")}.png`);
     writeFileSync(path, png);
     imageUrl = pathToFileURL(path).href;

@@ -7,6 +7,7 @@ import { clientApi } from "./client-api.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
 import type { PlatformContext } from "./context.js";
 import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
+import { FILE_LIFETIME_MS, filesApi } from "./files.js";
 import { errorHandler } from "./http.js";
 import { newApiKey, newShortId } from "./ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
@@ -42,6 +43,8 @@ export interface PlatformOptions {
   /** How long a stopped worker may finish its jobs before it is killed (default 30 s). */
   workerStopGraceMs?: number;
   webhooks?: Partial<WebhookOptions>;
+  /** How long files workers store stay reachable (default 7 days, as public image URLs). */
+  fileLifetimeMs?: number;
   /** Endpoints to create at start. */
   endpoints?: EndpointInit[];
   /** Load-balanced endpoints to create at start, served under `/lb/<id>/`. */
@@ -126,6 +129,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
   const lb = new LbEndpoints({ log, workerCommand, stopGraceMs: options.workerStopGraceMs ?? 30_000 });
   await app.register(lbProxy, { ctx, endpoints: lb });
+  await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
 
   let baseUrl = "";
@@ -155,6 +159,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       RUNPOD_POD_ID: workerId,
       RUNPOD_AI_API_KEY: apiKey,
       RUNPOD_PING_INTERVAL: String(options.pingIntervalMs ?? 10_000),
+      // Where a worker may store files it returns links to (generated images); the links expire.
+      FLASH_FILES_URL: `${base}/files`,
     };
   };
 
