@@ -39,6 +39,8 @@ export async function filesApi(app: FastifyInstance, options: FilesOptions): Pro
     }
   };
 
+  // Any content type is stored as bytes, text/plain and JSON included.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: FILE_LIMIT_BYTES }, (_req, body, done) =>
     done(null, body),
   );
