@@ -1,5 +1,6 @@
 // Runs the real `flash` command as a child process, the way users and images run it.
 import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -77,4 +78,13 @@ export async function flashRun(args: string[], env: Record<string, string> = {},
   const run = flash(args, env, cwd);
   const code = await run.exited;
   return { code, stdout: run.stdout.join("\n"), stderr: run.stderr.join("\n") };
+}
+
+/** A port nothing listens on right now, for servers a child process starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }

@@ -11,6 +11,7 @@ import type { PlatformContext } from "./context.js";
 import { checkKey, clientGone, HttpError } from "./http.js";
 import { newShortId } from "./ids.js";
 import { relayLine } from "./pool.js";
+import { terminate } from "./terminate.js";
 
 export interface LbEndpointInit {
   id: string;
@@ -374,11 +375,7 @@ export class LbEndpoint {
     if (worker.stopping) return;
     worker.stopping = true;
     clearTimeout(worker.timer);
-    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
-    worker.child.kill("SIGTERM");
-    const killer = setTimeout(() => worker.child.kill("SIGKILL"), this.options.stopGraceMs);
-    killer.unref();
-    void worker.exited.then(() => clearTimeout(killer));
+    terminate(worker.child, worker.exited, this.options.stopGraceMs);
   }
 
   private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {

@@ -4,6 +4,7 @@ import type { Logger } from "../log/index.js";
 import type { EndpointState } from "./endpoint.js";
 import { newShortId } from "./ids.js";
 import type { Scheduler } from "./scheduler.js";
+import { terminate } from "./terminate.js";
 
 export interface PoolOptions {
   endpoint: EndpointState;
@@ -218,11 +219,7 @@ export class WorkerPool {
     if (worker.stopping) return;
     worker.stopping = true;
     this.options.scheduler.drain(this.endpoint, worker.id);
-    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
-    worker.child.kill("SIGTERM");
-    const killer = setTimeout(() => worker.child.kill("SIGKILL"), this.options.stopGraceMs);
-    killer.unref();
-    void worker.exited.then(() => clearTimeout(killer));
+    terminate(worker.child, worker.exited, this.options.stopGraceMs);
   }
 
   private exited(worker: WorkerProcess, code: number | null, signal: NodeJS.Signals | null): void {

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { flashRun, ROOT } from "../process.js";
+import { flashRun, freePort, ROOT } from "../process.js";
 
 describe("flash run", () => {
   it("runs examples/echo with its test_input.json and exits 0", async () => {
@@ -147,11 +147,7 @@ describe("flash run", () => {
   it("node app.js with an Endpoint serves its routes by itself", async () => {
     const { spawn } = await import("node:child_process");
     const { rmSync } = await import("node:fs");
-    const { createServer } = await import("node:net");
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((r) => probe.close(r));
+    const port = await freePort();
     const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
     writeFileSync(
       join(dir, "app.mjs"),

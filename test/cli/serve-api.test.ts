@@ -1,15 +1,6 @@
 // --rp_serve_api: the local platform and this process's handler as its worker, as runpod-python users expect.
-import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
-import { flash } from "../process.js";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { flash, freePort } from "../process.js";
 
 describe("--rp_serve_api", () => {
   for (const flags of [

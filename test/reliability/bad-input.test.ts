@@ -1,22 +1,13 @@
 // Bad input on every HTTP surface: the local platform's client and worker APIs and a load-balanced
 // server. Each gets a 4xx with a JSON error, and the process keeps serving.
-import { createServer } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { type Flash, flash } from "../process.js";
+import { type Flash, flash, freePort } from "../process.js";
 
 let platform: Platform;
 let lb: Flash;
 let lbBase: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 interface Sent {
   status: number;
