@@ -11,7 +11,6 @@ import {
   MAX_DEPTH,
   MAX_MEMO_ENTRIES,
 } from "./limits.js";
-import { type MemoReads, scanMemoReads } from "./scan.js";
 import {
   asciiStrict,
   normalizeInt,
@@ -79,6 +78,9 @@ function readLong(buf: Uint8Array, pos: number, n: number): number | bigint {
  */
 const PlainDict = function PlainDict(this: object) {} as unknown as new () => Record<string, unknown>;
 PlainDict.prototype = Object.prototype;
+
+/** No str pushed yet: a value no stack slot can hold. */
+const NO_STR: unknown = Symbol("no str");
 
 /** A new empty dict object (EMPTY_DICT, DICT). */
 function newDict(): Record<string, unknown> {
@@ -211,8 +213,13 @@ class Unpickler {
   private refetched: WeakSet<object> | undefined = undefined;
   private stale = false;
   private readonly budget = { copied: 0, max: MAX_COPIED_ITEMS };
-  /** Memo indices the pickle reads (null: keep every put); unread entries are counted but not kept. */
-  private readonly reads: MemoReads | null;
+  /**
+   * Memo entries that are strs just decoded from the input keep only their byte range (start + 1, 0 for
+   * none) until a memo get reads them: pickle memoizes every str, records read back only their keys, and
+   * typed arrays hold no pointers for the garbage collector to trace.
+   */
+  private memoStart = new Uint32Array(0);
+  private memoEnd = new Uint32Array(0);
   /** A latin1 copy of input bytes [winStart, winEnd) that short ASCII strings are cut from. */
   private win = "";
   private winStart = 0;
@@ -228,7 +235,6 @@ class Unpickler {
     this.deadline = this.now() + this.timeoutSeconds * 1000;
     this.maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
     this.maxDepth = options.maxDepth ?? MAX_DEPTH;
-    this.reads = scanMemoReads(this.buf, this.dv);
   }
 
   run(): unknown {
@@ -242,6 +248,10 @@ class Unpickler {
     let base = 0;
     let ops = 0;
     let pos = 0;
+    // the str the last string opcode pushed and its bytes, so MEMOIZE right after it can keep just the range
+    let lastStr: unknown = NO_STR;
+    let lastStart = 0;
+    let lastEnd = 0;
     if (end === 0) throw new PickleError("Ran out of input");
     for (;;) {
       if (pos >= end) throw truncated();
@@ -354,7 +364,11 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          st[sp++] = this.str(pos, pos + n);
+          const s = this.str(pos, pos + n);
+          lastStr = s;
+          lastStart = pos;
+          lastEnd = pos + n;
+          st[sp++] = s;
           pos += n;
           break;
         }
@@ -364,7 +378,11 @@ class Unpickler {
           const n = dv.getUint32(pos, true);
           pos += 4;
           if (n > end - pos) throw truncated();
-          st[sp++] = this.str(pos, pos + n);
+          const s = this.str(pos, pos + n);
+          lastStr = s;
+          lastStart = pos;
+          lastEnd = pos + n;
+          st[sp++] = s;
           pos += n;
           break;
         }
@@ -374,7 +392,11 @@ class Unpickler {
           const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
           pos += 8;
           if (n > end - pos) throw truncated();
-          st[sp++] = this.str(pos, pos + n);
+          const s = this.str(pos, pos + n);
+          lastStr = s;
+          lastStart = pos;
+          lastEnd = pos + n;
+          st[sp++] = s;
           pos += n;
           break;
         }
@@ -601,14 +623,19 @@ class Unpickler {
           st[sp++] = v;
           break;
         }
-        case 0x94: // MEMOIZE
+        case 0x94: {
+          // MEMOIZE
           if (sp <= base) throw underflow();
-          this.memoPut(this.memoCount, st[sp - 1]);
+          const v = st[sp - 1];
+          if (v === lastStr) this.memoPutRange(this.memoCount, lastStart, lastEnd, v);
+          else this.memoPut(this.memoCount, v);
           break;
+        }
         case 0x71: // BINPUT
           if (pos + 1 > end) throw truncated();
           if (sp <= base) throw underflow();
-          this.memoPut(buf[pos++]!, st[sp - 1]);
+          if (st[sp - 1] === lastStr) this.memoPutRange(buf[pos++]!, lastStart, lastEnd, lastStr);
+          else this.memoPut(buf[pos++]!, st[sp - 1]);
           break;
         case 0x72: // LONG_BINPUT
           if (pos + 4 > end) throw truncated();
@@ -747,23 +774,51 @@ class Unpickler {
   }
 
   private memoPut(idx: number, value: unknown): void {
-    const reads = this.reads;
-    if (reads !== null) {
-      // the scan saw no mixed numbering, so each put takes a fresh index: count it, keep it only if read
-      if (++this.memoCount > this.maxMemo)
-        throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
-      if (reads.has(idx)) this.memo[idx] = typeof value === "string" ? intern(value) : value;
-      return;
-    }
-    if (this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
+    const ranged = idx < this.memoStart.length && this.memoStart[idx] !== 0;
+    if (!ranged && this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
       throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
     }
+    if (ranged) this.memoStart[idx] = 0;
     this.memo[idx] = value;
   }
 
+  /** Memoizes the str `value` decoded from bytes [start, end) by its range (the value itself when that cannot be kept). */
+  private memoPutRange(idx: number, start: number, end: number, value: unknown): void {
+    let cap = this.memoStart.length;
+    if (idx >= cap) {
+      // grow by doubling only for indices near the end, so a far index cannot make a huge array
+      if (idx >= Math.max(1024, cap * 2) || end >= 0xffffffff) {
+        this.memoPut(idx, value);
+        return;
+      }
+      cap = Math.max(1024, cap * 2);
+      const s = new Uint32Array(cap);
+      s.set(this.memoStart);
+      const e = new Uint32Array(cap);
+      e.set(this.memoEnd);
+      this.memoStart = s;
+      this.memoEnd = e;
+    }
+    if (this.memoStart[idx] === 0) {
+      if (this.memo[idx] === undefined) {
+        if (++this.memoCount > this.maxMemo)
+          throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
+      } else this.memo[idx] = undefined;
+    } else if (this.memo[idx] !== undefined) this.memo[idx] = undefined;
+    this.memoStart[idx] = start + 1;
+    this.memoEnd[idx] = end;
+  }
+
   private memoGet(idx: number): unknown {
-    const v = this.memo[idx];
-    if (v === undefined) throw new PickleError(`Memo value not found at index ${idx}`);
+    let v = this.memo[idx];
+    if (v === undefined) {
+      const start = idx < this.memoStart.length ? this.memoStart[idx]! : 0;
+      if (start === 0) throw new PickleError(`Memo value not found at index ${idx}`);
+      // read back: decode once and keep the interned str (memo'd strs are usually dict keys)
+      v = intern(this.str(start - 1, this.memoEnd[idx]!));
+      this.memo[idx] = v;
+      return v;
+    }
     return typeof v === "object" && v !== null ? this.again(v) : v;
   }
 

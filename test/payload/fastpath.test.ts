@@ -2,7 +2,7 @@
 // stores. Each case must give the same values as the general paths.
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../src/payload/index.js";
-import { pk, sbu } from "./bytes.js";
+import { pk, sbu, u32 } from "./bytes.js";
 
 /** Many records, so strings land on both sides of window boundaries and keys come back as memo gets. */
 function records(n: number): Record<string, unknown>[] {
@@ -70,5 +70,26 @@ describe("decoder record fast paths", () => {
     expect(decode(pk(0x8c, 3, 0xed, 0xa0, 0x80, 0x2e))).toBe("\ud800");
     expect(() => decode(pk(0x8c, 1, 0xff, 0x2e))).toThrow(/can't decode byte 0xff/);
     expect(decode(pk(0x8c, 0, 0x2e))).toBe("");
+  });
+
+  it("keeps memoized strs by byte range: re-put, far index, and the memo limit all behave as for values", () => {
+    // 'a' put at 0, then a list re-put at 0: the get sees the list
+    const reput = decode(pk(0x80, 4, 0x5d, sbu("a"), 0x71, 0, 0x30, 0x5d, 0x71, 0, 0x68, 0, 0x86, 0x2e));
+    expect(reput).toEqual([[], []]);
+    // a list put at 0, then 'a' re-put at 0: the get sees 'a'
+    const back = decode(pk(0x80, 4, 0x5d, 0x71, 0, sbu("a"), 0x71, 0, 0x68, 0, 0x87, 0x2e));
+    expect(back).toEqual([[], "a", "a"]);
+    // a str at a far index is kept as a value (no huge range table)
+    const far = decode(
+      pk(0x80, 4, sbu("far"), 0x72, u32(4_000_000_000), 0x6a, u32(4_000_000_000), 0x86, 0x2e),
+    );
+    expect(far).toEqual(["far", "far"]);
+    // ranged entries count towards the memo limit
+    const three = pk(0x80, 4, sbu("a"), 0x94, sbu("b"), 0x94, sbu("c"), 0x94, 0x87, 0x2e);
+    expect(decode(three, { maxMemo: 3 })).toEqual(["a", "b", "c"]);
+    expect(() => decode(three, { maxMemo: 2 })).toThrow(/memo exceeds 2 entries/);
+    // a str read back from its range is the same str, also when it is not ASCII
+    const utf8 = decode(pk(0x80, 4, 0x8c, 2, 0xc3, 0xa9, 0x94, 0x68, 0, 0x86, 0x2e));
+    expect(utf8).toEqual(["é", "é"]);
   });
 });
