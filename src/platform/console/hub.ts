@@ -227,7 +227,6 @@ export class ConsoleHub {
       jobsDone: this.jobsDone.get(id) ?? 0,
       jobsHeld: record?.jobs.size ?? 0,
     };
-    if (record) worker.lastSeen = record.lastSeen;
     if (record?.unhealthy !== undefined) worker.unhealthy = record.unhealthy;
     return worker;
   }

@@ -49,7 +49,6 @@ export interface ConsoleWorker {
   jobsDone: number;
   /** Jobs it holds now. */
   jobsHeld: number;
-  lastSeen?: number;
   unhealthy?: string;
 }
 

@@ -83,8 +83,8 @@ function start(key: string): void {
     sessionStorage.setItem(TAB, tab);
   };
   const openLogs = (workerId: string) => {
-    show("logs");
     logs.open(workerId);
+    show("logs");
   };
   const showJob = (id: string) => {
     show("jobs");

@@ -3,7 +3,7 @@
 import type { ConsoleSettings } from "../wire.js";
 import { type Api, ApiError } from "./api.js";
 import { h } from "./dom.js";
-import type { Store } from "./store.js";
+import { DEFAULT_JOB_CAP, type Store } from "./store.js";
 
 export const JOB_CAP_KEY = "flash-console.jobCap";
 const MINUTE = 60_000;
@@ -96,7 +96,9 @@ export class SettingsView {
 
   private async save(event: Event): Promise<void> {
     event.preventDefault();
-    const cap = Math.round(Number(this.cap.value));
+    // The server's window is 2,000 jobs: a page cannot ask its snapshot for more.
+    const cap = Math.min(2_000, Math.max(50, Math.round(Number(this.cap.value)) || DEFAULT_JOB_CAP));
+    this.cap.value = String(cap);
     localStorage.setItem(JOB_CAP_KEY, String(cap));
     this.store.setJobCap(cap);
     try {
