@@ -201,4 +201,30 @@ describe("console in a browser", () => {
     await page.screenshot({ path: join(ARTIFACTS, "console-playground.png"), fullPage: true });
     await page.close();
   });
+
+  it("keeps up with a few thousand jobs: the newest 1,000 kept, 50 rows a page", async () => {
+    platform.createEndpoint({ id: "bulk" });
+    const page = await newPage();
+    await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
+    await visible(page.locator('[data-endpoint-id="bulk"]'));
+    const endpoint = platform.scheduler.endpoint("bulk");
+    if (!endpoint) throw new Error("no bulk endpoint");
+    // No worker: they all wait in the queue. They arrive faster than one delta carries (500 jobs), so the
+    // page is told how many it missed and fetches a snapshot of the newest 1,000.
+    for (let i = 0; i < 3_000; i++) platform.scheduler.submit(endpoint, { input: { i }, sync: false });
+    await textMatches(page.locator('[data-endpoint-id="bulk"] .counts'), "3000 in queue");
+    await textMatches(
+      page.locator("#tab-jobs .toolbar"),
+      /1000 jobs in this page \(newest 1000 kept\), 30\d\d on the platform/,
+    );
+    await textMatches(page.locator(".pager"), "1–50 of 1000");
+    expect(await page.locator("#jobs-table tbody tr").count()).toBe(50);
+    await page.click(".pager button:last-child");
+    await textMatches(page.locator(".pager"), "51–100 of 1000");
+    await page.selectOption("#tab-jobs select[aria-label=Status]", "COMPLETED");
+    // The kept jobs are all queued: none COMPLETED among them.
+    await textMatches(page.locator(".pager"), "no jobs");
+    await textMatches(page.locator("#jobs-table tbody"), "No jobs");
+    await page.close();
+  });
 });

@@ -18,12 +18,15 @@ export async function textMatches(
   const deadline = Date.now() + timeoutMs;
   let last: string | null = null;
   for (;;) {
-    last = await locator
+    const text = await locator
       .first()
       .textContent({ timeout: Math.max(1, Math.min(1_000, deadline - Date.now())) })
       .catch(() => null);
-    if (last !== null && (typeof expected === "string" ? last.includes(expected) : expected.test(last)))
-      return last;
+    // The last text seen is kept for the failure message: a final call cut short by the deadline says nothing.
+    if (text !== null) {
+      last = text;
+      if (typeof expected === "string" ? text.includes(expected) : expected.test(text)) return text;
+    }
     if (Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -144,7 +144,7 @@ export class JobsView {
         "span",
         {},
         jobs.length === 0
-          ? "0 jobs"
+          ? "no jobs"
           : `${first + 1}–${Math.min(first + PAGE_SIZE, jobs.length)} of ${jobs.length}`,
       ),
       h(

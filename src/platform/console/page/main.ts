@@ -100,6 +100,26 @@ function start(key: string): void {
     button.addEventListener("click", () => show((button.dataset.tab ?? "jobs") as Tab));
   }
 
+  // The server left jobs out of a delta (a flood): catch up with one snapshot, at most every 2 s.
+  let resyncAt = 0;
+  let resyncTimer: number | undefined;
+  const resync = () => {
+    if (resyncTimer !== undefined) return;
+    resyncTimer = window.setTimeout(
+      async () => {
+        resyncAt = Date.now();
+        try {
+          store.applySnapshot(
+            await api.request<ConsoleSnapshot>(`/console/api/snapshot?jobs=${store.jobCap}`),
+          );
+        } catch {
+          // The stream's next snapshot (on reconnect) catches up instead.
+        }
+        resyncTimer = undefined;
+      },
+      Math.max(250, resyncAt + 2_000 - Date.now()),
+    );
+  };
   const connection = byId("connection");
   const logout = byId("logout");
   logout.addEventListener("click", () => forgetKey());
@@ -112,7 +132,10 @@ function start(key: string): void {
     {
       events: {
         snapshot: (data) => store.applySnapshot(data as ConsoleSnapshot),
-        jobs: (data) => store.applyJobs(data as JobsDelta),
+        jobs: (data) => {
+          store.applyJobs(data as JobsDelta);
+          if ((data as JobsDelta).skipped > 0) resync();
+        },
         endpoints: (data) => store.applyEndpoints(data as ConsoleEndpoint[]),
         metrics: (data) => store.applyMetrics(data as MetricsDelta),
       },

@@ -43,6 +43,7 @@ export class Store {
     this.metrics = snapshot.metrics;
     this.settings = snapshot.settings;
     this.totalJobs = snapshot.totalJobs;
+    this.skipped = 0;
     for (const topic of ["jobs", "endpoints", "metrics", "settings"] as const) this.emit(topic);
   }
 
