@@ -57,8 +57,8 @@ export function plot(spec: PlotSpec): SVGSVGElement {
       ),
     );
   }
-  // Half a request is no tick: counts up to 1 get only 0 and 1.
-  for (const fraction of spec.unit === "count" && top < 2 ? [0, 1] : [0, 0.5, 1]) {
+  // Half a request (or half a millisecond) is no tick: an axis up to 1 gets only 0 and 1.
+  for (const fraction of top < 2 ? [0, 1] : [0, 0.5, 1]) {
     const value = top * fraction;
     svg.append(
       s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(value), y2: y(value), class: "grid" }),
