@@ -56,7 +56,7 @@ export class MetricsView {
             h(
               "span",
               { class: "muted" },
-              ` ${total} requests · ${done} completed · ${failed} failed in the window`,
+              ` ${total} ${total === 1 ? "request" : "requests"} · ${done} completed · ${failed} failed in the window`,
             ),
           ),
           h(
