@@ -2,8 +2,14 @@ import { existsSync, readFileSync, watch } from "node:fs";
 import { basename, dirname, extname, join, relative } from "node:path";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { createLogger, type Logger } from "../log/index.js";
-import { curlCommand, newApiKey, type Platform, startPlatform } from "../platform/index.js";
-import { describeApp, lbCurlCommand } from "./dev-app.js";
+import {
+  curlCommand,
+  type EndpointInit,
+  newApiKey,
+  type Platform,
+  startPlatform,
+} from "../platform/index.js";
+import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
 
 export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
@@ -111,55 +117,78 @@ function watchHandler(file: string, platform: Platform, endpointId: string, log:
   };
 }
 
-/** `flash dev <handler file>`: the local platform plus workers for the file, restarted when it changes. */
+interface DevEndpoint {
+  file: string;
+  id: string;
+  app: DevApp;
+  endpoint: EndpointInit & { id: string; file: string };
+}
+
+/** `flash dev <handler file ...>`: the local platform plus workers for each file (one endpoint each), restarted when it changes. */
 export async function run(args: string[]): Promise<number> {
   let parsed: LocalPlatformArgs;
-  let file: string;
+  let files: string[];
   try {
     parsed = parseLocalArgs(args);
-    if (parsed.positional.length > 1)
-      throw new ConfigError(`Expected one handler file, got ${parsed.positional.join(" ")}`);
-    file = findHandlerFile(parsed.positional[0]);
+    files =
+      parsed.positional.length > 0
+        ? parsed.positional.map((f) => findHandlerFile(f))
+        : [findHandlerFile(undefined)];
   } catch (err) {
     process.stderr.write(`flash dev: ${(err as Error).message}\n`);
     return 1;
   }
   const { config } = parsed;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
-  const endpointId = endpointIdFor(file);
-  const app = await describeApp(file);
-  const endpoint = {
-    id: endpointId,
-    name: relative(process.cwd(), file) || file,
-    file,
-    workers: config.localWorkers ?? [1, Math.max(3, app.workers?.[1] ?? 0)],
-    cwd: process.cwd(),
-    ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
-  } as const;
+  const used = new Set<string>();
+  const apps: DevEndpoint[] = [];
+  for (const file of files) {
+    // Two files with the same name in different folders still get distinct endpoint ids.
+    let id = endpointIdFor(file);
+    for (let n = 2; used.has(id); n++) id = `${endpointIdFor(file)}-${n}`;
+    used.add(id);
+    const app = await describeApp(file);
+    const endpoint = {
+      id,
+      name: relative(process.cwd(), file) || file,
+      file,
+      workers: config.localWorkers ?? ([1, Math.max(3, app.workers?.[1] ?? 0)] as [number, number]),
+      cwd: process.cwd(),
+      ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
+    };
+    apps.push({ file, id, app, endpoint });
+  }
   const platform = await startPlatform({
     host: parsed.host,
     port: parsed.port,
     apiKey: parsed.apiKey,
     logger: log,
     // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
-    endpoints: app.loadBalanced ? [] : [endpoint],
-    loadBalanced: app.loadBalanced ? [endpoint] : [],
+    endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
+    loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),
   });
-  const stopWatching = watchHandler(file, platform, endpointId, log.child({ subject: "dev" }));
+  const stops = apps.map((a) => watchHandler(a.file, platform, a.id, log.child({ subject: "dev" })));
+  const tryLine = (a: DevEndpoint) =>
+    a.app.loadBalanced
+      ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+      : curlCommand(platform, a.id, sampleBody(a.file));
   process.stdout.write(
     [
-      app.loadBalanced
-        ? `flash dev: ${relative(process.cwd(), file)} is load-balanced endpoint "${endpointId}" at ${platform.url}/lb/${endpointId}`
-        : `flash dev: ${relative(process.cwd(), file)} is endpoint "${endpointId}" at ${platform.url}/v2/${endpointId}`,
+      ...apps.map((a) =>
+        a.app.loadBalanced
+          ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
+          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}`,
+      ),
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,
-      `Ready. Try: ${app.loadBalanced ? lbCurlCommand(platform.url, endpointId, platform.apiKey, file) : curlCommand(platform, endpointId, sampleBody(file))}`,
+      ...apps.slice(1).map((a) => `Also: ${tryLine(a)}`),
+      `Ready. Try: ${tryLine(apps[0]!)}`,
       "",
     ].join("\n"),
   );
   const signal = await untilSignal();
   log.child({ subject: "dev" }).info(`${signal} received; stopping workers and the platform`);
-  stopWatching();
+  for (const stop of stops) stop();
   await platform.close();
   return 0;
 }

@@ -30,13 +30,17 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   const { QueueWorker } = await import("../worker/worker.js");
   guardProcess(log);
   const workerLog = log.child({ subject: "worker" });
-  const heartbeat = startHeartbeat(config, workerLog);
   const client = createPlatformClient({ platform: config.platform, log: workerLog });
-  const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat });
+  let heartbeat: ReturnType<typeof startHeartbeat>;
+  const jobIds = { update: (ids: readonly string[]) => heartbeat?.update(ids) };
+  const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
   const onSignal = (signal: NodeJS.Signals) => worker.shutdown(`${signal} received`);
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-  await worker.run();
+  const running = worker.run();
+  // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
+  heartbeat = startHeartbeat(config, workerLog);
+  await running;
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
   await heartbeat?.stop();
