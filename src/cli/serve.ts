@@ -23,7 +23,8 @@ export async function run(args: string[]): Promise<number> {
   const platform = await startPlatform({
     host: parsed.host,
     port: parsed.port,
-    apiKey: parsed.apiKey,
+    // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
+    ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
     logger: log,
     endpoints: ids.map((id) => ({ id, name: id })),
   });

@@ -93,12 +93,23 @@ export function defaultWorkerCommand(file: string): string[] {
   ];
 }
 
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
 /** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
   // The console keeps a copy of every line (workers' output included) for its worker logs view.
   const logs = new LogBook();
   const log = teeLogger(options.logger ?? createLogger({ level: "INFO", json: false }), logs);
   const platformLog = log.child({ subject: "platform" });
+  const bindHost = options.host ?? "127.0.0.1";
+  // A generated key is printed for the user; on a non-loopback interface it must be one they chose.
+  if (options.apiKey === undefined && !isLoopback(bindHost)) {
+    throw new Error(
+      `Refusing to serve on ${bindHost} without an API key you chose: pass --api-key (or FLASH_API_KEY), or use 127.0.0.1`,
+    );
+  }
   const apiKey = options.apiKey ?? newApiKey();
   const scheduler = new Scheduler({
     retention: { ...DEFAULT_RETENTION, ...options.retention },
@@ -194,7 +205,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
   await app.register(managementApi, { ctx, manager });
 
-  await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 });
+  await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");
   const host = connectHost(address.address);

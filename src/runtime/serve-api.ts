@@ -1,7 +1,7 @@
 import { type Config, parseConfig } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
-import { curlCommand, newApiKey, startPlatform } from "../platform/index.js";
+import { curlCommand, startPlatform } from "../platform/index.js";
 
 const ENDPOINT_ID = "local";
 const WORKER_ID = "local-worker";
@@ -21,7 +21,7 @@ export async function serveApi(
     // uvicorn's "localhost" is IPv4 loopback.
     host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
     port: config.apiPort,
-    apiKey: config.localApiKey ?? newApiKey(),
+    ...(config.localApiKey ? { apiKey: config.localApiKey } : {}),
     logger: log,
     endpoints: [{ id: ENDPOINT_ID, name: config.file ?? "this process" }],
   });
