@@ -43,15 +43,11 @@ async function provision(
   endpoint: ManifestEndpoint,
   existing: ReadonlySet<string>,
 ): Promise<ManagedEndpoint> {
-  if (endpoint.kind === "load-balanced") {
-    throw new ProvisionError(
-      `Failed to provision resources for endpoint ${endpoint.name}: the platform's POST /endpoints creates queue-based endpoints; load-balanced endpoints (routes ${endpoint.routes.map((r) => `${r.method} ${r.path}`).join(", ")}) are not deployable there yet`,
-    );
-  }
   try {
     if (existing.has(endpoint.id)) await platform.deleteEndpoint(endpoint.id);
     return await platform.createEndpoint({
       id: endpoint.id,
+      kind: endpoint.kind,
       name: endpoint.name,
       artifact,
       file: endpoint.file,
@@ -102,10 +98,18 @@ export async function run(args: string[]): Promise<number> {
           `${existing.has(created.id) ? "Updated" : "Created"} endpoint: ${created.id} - ${created.name}`,
         );
       deployed[endpoint.name] = { id: created.id, url: created.url, kind: endpoint.kind };
-      lines.push(
-        `  ${endpoint.name}  ${created.url}/runsync`,
-        `    curl -X POST ${created.url}/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input": {}}'`,
-      );
+      if (endpoint.kind === "load-balanced") {
+        const route = endpoint.routes[0];
+        lines.push(
+          `  ${endpoint.name}  ${created.url}/<path>  (routes: ${endpoint.routes.map((r) => `${r.method} ${r.path}`).join(", ")})`,
+          `    curl -X ${route?.method ?? "GET"} ${created.url}${route?.path ?? "/"} -H "Authorization: Bearer $RUNPOD_API_KEY"`,
+        );
+      } else {
+        lines.push(
+          `  ${endpoint.name}  ${created.url}/runsync`,
+          `    curl -X POST ${created.url}/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input": {}}'`,
+        );
+      }
     }
     writeDeployments(process.cwd(), {
       platform: url,

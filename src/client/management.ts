@@ -32,6 +32,7 @@ export interface ManagedEndpoint {
 
 export interface EndpointSpec {
   id: string;
+  kind: "queue" | "load-balanced";
   name: string;
   artifact: string;
   file: string;

@@ -7,6 +7,8 @@ import { newShortId } from "./ids.js";
 /** What POST /endpoints accepts: a handler file or a worker command, and how the endpoint runs. */
 export interface EndpointInit {
   id?: string;
+  /** "load-balanced": workers serve the app's routes behind /lb/<id>/ instead of taking jobs. */
+  kind?: "queue" | "load-balanced";
   name?: string;
   /** Handler file: workers are `flash start <file>` processes. */
   file?: string;
@@ -24,6 +26,7 @@ export interface EndpointInit {
 /** An endpoint as GET /endpoints lists it. */
 export interface EndpointInfo {
   id: string;
+  kind: "queue" | "load-balanced";
   name: string;
   url: string;
   workers: [number, number];
@@ -37,6 +40,7 @@ export interface EndpointInfo {
 }
 
 export interface EndpointManager {
+  has(id: string): boolean;
   create(init: EndpointInit): EndpointInfo;
   remove(id: string): Promise<boolean>;
   list(): EndpointInfo[];
@@ -47,6 +51,7 @@ const endpointSchema = {
   additionalProperties: false,
   properties: {
     id: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" },
+    kind: { type: "string", enum: ["queue", "load-balanced"] },
     name: { type: "string", minLength: 1, maxLength: 200 },
     file: { type: "string", minLength: 1 },
     command: { type: "array", minItems: 1, items: { type: "string" } },
@@ -81,7 +86,7 @@ export async function managementApi(
     const body = (request.body ?? {}) as EndpointInit & { appDir?: string; artifact?: string };
     const { appDir, artifact, ...init } = body;
     if (appDir !== undefined && init.cwd === undefined) init.cwd = appDir;
-    if (init.id !== undefined && ctx.scheduler.endpoint(init.id)) {
+    if (init.id !== undefined && manager.has(init.id)) {
       throw new HttpError(409, `Endpoint ${init.id} already exists`);
     }
     if (artifact !== undefined) {

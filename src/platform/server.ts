@@ -148,6 +148,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     const { config } = endpoint;
     return {
       id: config.id,
+      kind: "queue",
       name: config.name,
       url: `${baseUrl}/v2/${config.id}`,
       workers: config.workers,
@@ -159,6 +160,31 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       workersRunning: pools.get(config.id)?.size ?? 0,
     };
   };
+
+  /** A load-balanced endpoint as the management API lists it: its URL is where its routes are. */
+  const lbInfo = (lbEndpoint: LbEndpointInfo): EndpointInfo => ({
+    id: lbEndpoint.id,
+    kind: "load-balanced",
+    name: lbEndpoint.name,
+    url: lbEndpoint.url,
+    workers: lbEndpoint.workers,
+    executionTimeoutMs: lb.get(lbEndpoint.id)?.init.executionTimeoutMs ?? 600_000,
+    idleTimeoutMs: lb.get(lbEndpoint.id)?.init.idleTimeoutMs ?? 5_000,
+    maxRetries: 0,
+    workersRunning: lbEndpoint.workersRunning,
+  });
+
+  const lbInit = (init: EndpointInit): LbEndpointInit => ({
+    id: init.id ?? newShortId(),
+    ...(init.name ? { name: init.name } : {}),
+    ...(init.file ? { file: init.file } : {}),
+    ...(init.command ? { command: init.command } : {}),
+    ...(init.cwd ? { cwd: init.cwd } : {}),
+    ...(init.workers ? { workers: init.workers } : {}),
+    ...(init.executionTimeoutMs ? { executionTimeoutMs: init.executionTimeoutMs } : {}),
+    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
+    ...(init.env ? { env: init.env } : {}),
+  });
 
   const workerEnv = (endpointId: string, workerId: string): Record<string, string> => {
     const base = `${baseUrl}/v2/${endpointId}`;
@@ -176,7 +202,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
 
   const manager: EndpointManager = {
+    has: (id) => scheduler.endpoint(id) !== undefined || lb.get(id) !== undefined,
     create(init) {
+      if (init.kind === "load-balanced") return lbInfo(createLbEndpoint(lbInit(init)));
       const config = endpointConfig(init, workerCommand);
       const endpoint = scheduler.addEndpoint(config);
       if (config.command) {
@@ -195,13 +223,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       return info(endpoint);
     },
     async remove(id) {
+      if (await lb.remove(id)) return true;
       const pool = pools.get(id);
       pools.delete(id);
       const removed = scheduler.removeEndpoint(id);
       await pool?.close();
       return removed;
     },
-    list: () => scheduler.listEndpoints().map(info),
+    list: () => [...scheduler.listEndpoints().map(info), ...lb.list().map((e) => lbInfo(e.info(baseUrl)))],
   };
   await app.register(managementApi, { ctx, manager });
 
@@ -211,11 +240,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const host = connectHost(address.address);
   baseUrl = `http://${host}:${address.port}`;
   for (const init of options.endpoints ?? []) manager.create(init);
-  const createLbEndpoint = (init: LbEndpointInit): LbEndpointInfo => {
-    const info = lb.create(init).info(baseUrl);
-    platformLog.info(`Load-balanced endpoint ${info.id} (${info.name}) at ${info.url}/<path>`);
-    return info;
-  };
+  function createLbEndpoint(init: LbEndpointInit): LbEndpointInfo {
+    const created = lb.create(init).info(baseUrl);
+    platformLog.info(`Load-balanced endpoint ${created.id} (${created.name}) at ${created.url}/<path>`);
+    return created;
+  }
   for (const init of options.loadBalanced ?? []) createLbEndpoint(init);
 
   let closing: Promise<void> | undefined;

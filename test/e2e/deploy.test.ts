@@ -102,19 +102,35 @@ describe("flash deploy to the local platform", () => {
     );
   });
 
-  it("a load-balanced endpoint is refused with Failed to provision resources naming its routes", async () => {
+  it("deploys a load-balanced endpoint: its routes answer behind /lb/<id>/ on the platform", async () => {
     project = makeProject({
       "api.ts": [
         'import { Endpoint } from "flash-worker";',
-        'const api = new Endpoint({ name: "lb-api" });',
-        'api.post("/generate", (body) => body);',
+        'const api = new Endpoint({ name: "lb-api", workers: [1, 1] });',
+        'api.post("/generate", (body) => ({ echoed: body }));',
         "export default api;",
       ].join("\n"),
     });
-    const { code, stderr } = await deploy(project.dir, ["api.ts"]);
-    expect(code).toBe(1);
-    expect(stderr).toContain("✗ Failed to provision resources for endpoint lb-api:");
-    expect(stderr).toContain("POST /generate");
+    const { code, stdout, stderr } = await deploy(project.dir, ["api.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain(`lb-api  ${platform.url}/lb/`);
+    expect(stdout).toContain("(routes: POST /generate)");
+    const listed = (await (
+      await fetch(`${platform.url}/endpoints`, { headers: { Authorization: `Bearer ${KEY}` } })
+    ).json()) as Array<{ name: string; kind: string; url: string }>;
+    const lb = listed.find((e) => e.name === "lb-api");
+    expect(lb?.kind).toBe("load-balanced");
+    let answer: unknown;
+    for (let i = 0; i < 300 && answer === undefined; i++) {
+      const res = await fetch(`${lb!.url}/generate`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ prompt: "hi" }),
+      });
+      if (res.ok) answer = await res.json();
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(answer).toStrictEqual({ echoed: { prompt: "hi" } });
   });
 
   it("a platform that is not there: the message says how to start one", async () => {
