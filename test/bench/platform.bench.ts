@@ -1,11 +1,10 @@
 // Local platform: jobs/s through it with real workers, and its take→done cost beside a bare fastify server.
-import { type ChildProcess, spawn } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { BenchPlatform } from "./bench-platform.js";
+import { BenchPlatform, spawnNode, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -73,32 +72,18 @@ async function platformJobsPerSecond(workers: number, jobs: number): Promise<num
 /** The same no-op worker against the recording server of the queue worker benchmark. */
 async function recordingServerJobsPerSecond(jobs: number): Promise<number> {
   const server = await new BenchPlatform().start();
-  const child = spawnNode([FLASH, "start", fixture("noop.mjs")], { ...server.env(), BENCH_CONCURRENCY: "1" });
+  const child = spawnNode([FLASH, "start", fixture("noop.mjs")], {
+    LOG_LEVEL: "WARN",
+    ...server.env(),
+    BENCH_CONCURRENCY: "1",
+  });
   try {
     await server.serve(200);
     return (jobs / (await server.serve(jobs))) * 1000;
   } finally {
-    await stop(child);
+    await stopChild(child);
     await server.close();
   }
-}
-
-function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "WARN", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.resume();
-  child.stderr?.resume();
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
 }
 
 /** The ceiling for a take→done loop: a fastify server that answers job-take with a job and job-done with {}. */
@@ -138,7 +123,7 @@ async function loopJobsPerSecond(
   done: () => number,
   seconds: number,
 ): Promise<number> {
-  const child = spawnNode([fixture("bare-loop.mjs")], env);
+  const child = spawnNode([fixture("bare-loop.mjs")], { LOG_LEVEL: "WARN", ...env });
   try {
     const warm = done() + 300;
     while (done() < warm) await new Promise((r) => setTimeout(r, 10));
@@ -147,7 +132,7 @@ async function loopJobsPerSecond(
     await new Promise((r) => setTimeout(r, seconds * 1000));
     return ((done() - from) / (performance.now() - started)) * 1000;
   } finally {
-    await stop(child);
+    await stopChild(child);
   }
 }
 

@@ -1,31 +1,11 @@
 // Queue worker: jobs/s, per-job overhead, start-up and idle memory, each beside a baseline from the same run.
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { BenchPlatform, percentile } from "./bench-platform.js";
+import { BenchPlatform, percentile, spawnNode, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
-
-function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.resume();
-  child.stderr?.resume();
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
-}
 
 const rssMb = (pid: number) => {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0");
@@ -54,7 +34,7 @@ async function throughput(args: string[], concurrency: number, jobs: number): Pr
       p99: percentile(platform.roundTrips, 99),
     };
   } finally {
-    await stop(child);
+    await stopChild(child);
     await platform.close();
   }
 }
@@ -68,7 +48,7 @@ async function startup(args: string[], runs = 7): Promise<number> {
     const child = spawnNode(args, platform.env());
     while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 1));
     times.push(platform.firstTakeAt - spawned);
-    await stop(child);
+    await stopChild(child);
     await platform.close();
   }
   return percentile(times, 50);
@@ -82,7 +62,7 @@ async function idleRss(args: string[]): Promise<number> {
     await new Promise((r) => setTimeout(r, 2000));
     return rssMb(child.pid!);
   } finally {
-    await stop(child);
+    await stopChild(child);
     await platform.close();
   }
 }

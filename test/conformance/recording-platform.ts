@@ -7,7 +7,7 @@ export interface Recorded {
   method: string;
   /** Path and query exactly as sent. */
   url: string;
-  route: "take" | "take-batch" | "stop" | "done" | "stream" | "ping" | "other";
+  route: Route;
   headers: IncomingMessage["headers"];
   body: string;
   at: number;
@@ -22,7 +22,10 @@ export interface Answer {
 type Reply = Answer | "reset" | undefined;
 type Responder = (req: Recorded) => Reply | Promise<Reply>;
 
-const routeOf = (path: string): Recorded["route"] => {
+/** Which worker-protocol route a request path is (worker-protocol §3). */
+export type Route = "take" | "take-batch" | "stop" | "done" | "stream" | "ping" | "other";
+
+export const routeOf = (path: string): Route => {
   if (path.includes("/job-take-batch/")) return "take-batch";
   if (path.includes("/job-take/")) return "take";
   if (path.includes("/job-stop/")) return "stop";

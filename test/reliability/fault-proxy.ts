@@ -9,9 +9,11 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type Route, routeOf } from "../conformance/recording-platform.js";
+
+export type { Route };
 
 export type Fault = "500" | "502" | "503" | "reset" | "delay" | "drop-after";
-export type Route = "take" | "take-batch" | "stop" | "done" | "stream" | "ping" | "other";
 
 export interface FaultPlan {
   /** Share of requests on each route that get a fault, 0..1. */
@@ -28,16 +30,6 @@ export interface FaultRecord {
   url: string;
   fault: Fault | "none";
 }
-
-const routeOf = (path: string): Route => {
-  if (path.includes("/job-take-batch/")) return "take-batch";
-  if (path.includes("/job-take/")) return "take";
-  if (path.includes("/job-stop/")) return "stop";
-  if (path.includes("/job-done/")) return "done";
-  if (path.includes("/job-stream/")) return "stream";
-  if (path.includes("/ping/")) return "ping";
-  return "other";
-};
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed. */
 function random(seed: number): () => number {
