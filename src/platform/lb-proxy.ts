@@ -10,25 +10,12 @@ import type { Logger } from "../log/index.js";
 import type { PlatformContext } from "./context.js";
 import { checkKey, clientGone, HttpError } from "./http.js";
 import { newShortId } from "./ids.js";
+import type { EndpointInit } from "./management-api.js";
 import { relayLine } from "./pool.js";
 import { terminate } from "./terminate.js";
 
-export interface LbEndpointInit {
-  id: string;
-  name?: string;
-  /** Handler file: workers are `flash start <file>` processes serving its routes. */
-  file?: string;
-  /** Worker argv, instead of `file`. */
-  command?: string[];
-  cwd?: string;
-  /** Worker processes: at least min, more while every ready one is busy, at most max. */
-  workers?: [number, number];
-  /** A proxied request gets this long for its answer (default 10 min). */
-  executionTimeoutMs?: number;
-  /** A worker above min idle this long is stopped (default 5 s). */
-  idleTimeoutMs?: number;
-  env?: Record<string, string>;
-}
+/** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
+export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & { id: string };
 
 export interface LbEndpointInfo {
   id: string;

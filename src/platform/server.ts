@@ -174,16 +174,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     workersRunning: lbEndpoint.workersRunning,
   });
 
-  const lbInit = (init: EndpointInit): LbEndpointInit => ({
+  const lbInit = ({ kind: _kind, maxRetries: _retries, ...init }: EndpointInit): LbEndpointInit => ({
+    ...init,
     id: init.id ?? newShortId(),
-    ...(init.name ? { name: init.name } : {}),
-    ...(init.file ? { file: init.file } : {}),
-    ...(init.command ? { command: init.command } : {}),
-    ...(init.cwd ? { cwd: init.cwd } : {}),
-    ...(init.workers ? { workers: init.workers } : {}),
-    ...(init.executionTimeoutMs ? { executionTimeoutMs: init.executionTimeoutMs } : {}),
-    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
-    ...(init.env ? { env: init.env } : {}),
   });
 
   const workerEnv = (endpointId: string, workerId: string): Record<string, string> => {
