@@ -50,7 +50,7 @@ function floatValue(v: number): number | PyFloat {
 }
 
 /** LONG1/LONG4 payload: little-endian two's complement of n bytes. */
-function readLong(buf: Uint8Array, pos: number, n: number): number | bigint {
+function readLong(buf: Uint8Array, dv: DataView, pos: number, n: number): number | bigint {
   if (n === 0) return 0;
   if (n <= 6) {
     let v = 0;
@@ -60,6 +60,23 @@ function readLong(buf: Uint8Array, pos: number, n: number): number | bigint {
       scale *= 256;
     }
     return buf[pos + n - 1]! >= 0x80 ? v - scale : v;
+  }
+  if (n <= 8) {
+    // 7 and 8 bytes (ns timestamps, 64-bit ids): two 32-bit halves, a number whenever the value is safe
+    const lo = dv.getUint32(pos, true);
+    let hi = 0;
+    let scale = 1;
+    for (let i = 4; i < n; i++) {
+      hi += buf[pos + i]! * scale;
+      scale *= 256;
+    }
+    if (buf[pos + n - 1]! >= 0x80) hi -= scale;
+    // |hi| < 2^21 keeps hi * 2^32 + lo exact; -2^53 itself is not a safe integer
+    if (hi >= -2097152 && hi < 2097152) {
+      const v = hi * TWO_32 + lo;
+      if (v >= -Number.MAX_SAFE_INTEGER) return v;
+    }
+    return BigInt(hi) * 4294967296n + BigInt(lo);
   }
   let hex = "";
   for (let i = n - 1; i >= 0; i--) {
@@ -305,7 +322,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const n = buf[pos++]!;
           if (n > end - pos) throw truncated();
-          st[sp++] = readLong(buf, pos, n);
+          st[sp++] = readLong(buf, dv, pos, n);
           pos += n;
           break;
         }
@@ -316,7 +333,7 @@ class Unpickler {
           pos += 4;
           if (n < 0) throw new PickleError("LONG pickle has negative byte count");
           if (n > end - pos) throw truncated();
-          st[sp++] = readLong(buf, pos, n);
+          st[sp++] = readLong(buf, dv, pos, n);
           pos += n;
           break;
         }

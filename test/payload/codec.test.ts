@@ -51,6 +51,12 @@ describe("decoder", () => {
         expect(got).toBe(want);
       }
     }
+    // lengths longer than the value needs (another writer may pad), and the safe-integer edges at 7 and 8 bytes
+    expect(decode(pk(0x8a, 8, [5, 0, 0, 0, 0, 0, 0, 0], 0x2e))).toBe(5);
+    expect(decode(pk(0x8a, 8, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], 0x2e))).toBe(-1);
+    expect(decode(pk(0x8a, 7, [0, 0, 0, 0, 0, 0, 0x80], 0x2e))).toBe(-(2n ** 55n));
+    expect(decode(pk(0x8a, 8, [1, 0, 0, 0, 0, 0, 0xe0, 0xff], 0x2e))).toBe(-Number.MAX_SAFE_INTEGER);
+    expect(decode(pk(0x8a, 8, [0, 0, 0, 0, 0, 0, 0xe0, 0xff], 0x2e))).toBe(-(2n ** 53n));
   });
 
   it("keeps an integral float apart from an int, and plain numbers where no tag is needed", () => {
