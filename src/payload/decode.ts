@@ -34,6 +34,9 @@ export interface DecodeOptions {
 }
 
 const CLOCK_MASK = CLOCK_CHECK_EVERY_OPS - 1;
+/** Memo chunks hold 2^12 entries (32 KiB of slots). */
+const MEMO_CHUNK_BITS = 12;
+const MEMO_CHUNK_MASK = (1 << MEMO_CHUNK_BITS) - 1;
 const TWO_32 = 4294967296;
 
 const truncated = (): PickleError => new PickleError("pickle data was truncated");
@@ -217,7 +220,12 @@ class Unpickler {
   private readonly maxMemo: number;
   private readonly maxDepth: number;
   private readonly stack: unknown[] = [];
-  private readonly memo: unknown[] = [];
+  /**
+   * Memo values in fixed-size chunks: pickle's indices leave gaps (memoized strs are kept by range below),
+   * and a store past the end of one growing holey array leaves V8's fast path; a store into a chunk made
+   * at its full length never does.
+   */
+  private readonly memo: (unknown[] | undefined)[] = [];
   private memoCount = 0;
   private readonly tuples: unknown[][] = [];
   /** Allow-listed globals pushed and not yet applied by REDUCE. */
@@ -790,13 +798,28 @@ class Unpickler {
     return items;
   }
 
+  private memoValue(idx: number): unknown {
+    const chunk = this.memo[idx >>> MEMO_CHUNK_BITS];
+    return chunk === undefined ? undefined : chunk[idx & MEMO_CHUNK_MASK];
+  }
+
+  private setMemoValue(idx: number, value: unknown): void {
+    let chunk = this.memo[idx >>> MEMO_CHUNK_BITS];
+    if (chunk === undefined) {
+      if (value === undefined) return;
+      chunk = new Array(MEMO_CHUNK_MASK + 1);
+      this.memo[idx >>> MEMO_CHUNK_BITS] = chunk;
+    }
+    chunk[idx & MEMO_CHUNK_MASK] = value;
+  }
+
   private memoPut(idx: number, value: unknown): void {
     const ranged = idx < this.memoStart.length && this.memoStart[idx] !== 0;
-    if (!ranged && this.memo[idx] === undefined && ++this.memoCount > this.maxMemo) {
+    if (!ranged && this.memoValue(idx) === undefined && ++this.memoCount > this.maxMemo) {
       throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
     }
     if (ranged) this.memoStart[idx] = 0;
-    this.memo[idx] = value;
+    this.setMemoValue(idx, value);
   }
 
   /** Memoizes the str `value` decoded from bytes [start, end) by its range (the value itself when that cannot be kept). */
@@ -817,23 +840,23 @@ class Unpickler {
       this.memoEnd = e;
     }
     if (this.memoStart[idx] === 0) {
-      if (this.memo[idx] === undefined) {
+      if (this.memoValue(idx) === undefined) {
         if (++this.memoCount > this.maxMemo)
           throw new PickleError(`pickle memo exceeds ${this.maxMemo} entries`);
-      } else this.memo[idx] = undefined;
-    } else if (this.memo[idx] !== undefined) this.memo[idx] = undefined;
+      } else this.setMemoValue(idx, undefined);
+    } else if (this.memoValue(idx) !== undefined) this.setMemoValue(idx, undefined);
     this.memoStart[idx] = start + 1;
     this.memoEnd[idx] = end;
   }
 
   private memoGet(idx: number): unknown {
-    let v = this.memo[idx];
+    let v = this.memoValue(idx);
     if (v === undefined) {
       const start = idx < this.memoStart.length ? this.memoStart[idx]! : 0;
       if (start === 0) throw new PickleError(`Memo value not found at index ${idx}`);
       // read back: decode once and keep the interned str (memo'd strs are usually dict keys)
       v = intern(this.str(start - 1, this.memoEnd[idx]!));
-      this.memo[idx] = v;
+      this.setMemoValue(idx, v);
       return v;
     }
     return typeof v === "object" && v !== null ? this.again(v) : v;

@@ -1,6 +1,6 @@
-// `npm run bench payload`: decode and encode MB/s of the pickle codec on ~9 MB payloads made by cloudpickle
-// (a large str, bytes, ~160k small dict records), beside CPython's C pickle.loads / pickle.dumps on the same
-// bytes in the same run, and pickleparser on the records.
+// `npm run bench payload`: decode and encode MB/s of the pickle codec on ~8–11 MB payloads made by
+// cloudpickle (a large str, bytes, and three lists of small records), beside CPython's C pickle.loads /
+// pickle.dumps on the same bytes in the same run, pickleparser, and V8's own JSON.parse of the same records.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,16 +26,27 @@ for _ in range(${ROUND_RUNS}):
 print(statistics.median(times))
 `;
 
-// Builds the payloads with cloudpickle and times C pickle on them; prints one JSON line of medians (seconds).
+/**
+ * The payloads. The two int-record lists have the shapes dependencies.md §2.5 measured pickleparser on
+ * (165k records of small ints; 155k records of ints >= 2^40, written as LONG1); the third mixes str,
+ * float, bool and int fields. The mixed records are also written as JSON, for V8's JSON.parse.
+ */
 const PYTHON = `
 import json, os, pickle, statistics, sys, time
 import cloudpickle
 out = sys.argv[1]
 records = [{"id": i, "name": "user%d" % i, "email": "user%d@example.com" % i, "score": i / 7,
             "active": i % 2 == 0, "group": i % 100} for i in range(160_000)]
-values = {"str": "The quick brown fox jumps over the lazy dog. " * 210_000,
-          "bytes": bytes(range(256)) * 36_000,
-          "records": records}
+small_ints = [{"id": i, "user": i % 1000, "group": i % 100, "age": 18 + i % 60, "score": i % 500,
+               "rank": i % 7, "level": i % 30, "flags": i % 4, "zone": i % 24, "count": i % 256}
+              for i in range(165_000)]
+big_ints = [{"id": 2**40 + i * 7919, "ts": 1_700_000_000_000_000 + i * 1_000_003, "user": 2**41 + i,
+             "seq": i, "hash": 2**47 - i * 31} for i in range(155_000)]
+values = {"records": records, "small_ints": small_ints, "big_ints": big_ints,
+          "str": "The quick brown fox jumps over the lazy dog. " * 210_000,
+          "bytes": bytes(range(256)) * 36_000}
+with open(os.path.join(out, "records.json"), "w") as f:
+    json.dump(records, f)
 def median(fn):
     fn(); fn()
     times = []
@@ -51,6 +62,16 @@ for name, v in values.items():
                  "dumps": median(lambda: pickle.dumps(v, 5)), "dumps_size": len(pickle.dumps(v, 5))}
 print(json.dumps(res))
 `;
+
+/** Payload name → the words in the table. */
+const PAYLOADS: Record<string, string> = {
+  small_ints: "records, small ints",
+  big_ints: "records, ints >= 2^40",
+  records: "records, str/float/bool/int",
+  str: "str",
+  bytes: "bytes",
+};
+const RECORDS = new Set(["small_ints", "big_ints", "records"]);
 
 interface PyTimes {
   size: number;
@@ -79,7 +100,7 @@ const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(x
 /**
  * Records decode against CPython, alternating rounds (each a median of ROUND_RUNS) and taking medians over
  * rounds: on a noisy box a single block of Python runs followed by a block of ours compares different loads.
- * About a third of our time is V8 scavenges copying the (all live) result; a larger young generation
+ * A third or more of our time is V8 scavenges copying the (all live) result; a larger young generation
  * (--max-semi-space-size) changes that share, but users run with default flags, so none are set here.
  */
 function recordsRounds(python: string, file: string, bytes: Uint8Array): { ts: number; py: number } {
@@ -108,11 +129,12 @@ export default async function bench(): Promise<BenchRow[]> {
     if (r.status !== 0) throw new Error(`python failed: ${r.stderr}`);
     const py = JSON.parse(r.stdout) as Record<string, PyTimes>;
     const rows: BenchRow[] = [];
-    for (const name of ["records", "str", "bytes"]) {
-      const bytes = new Uint8Array(readFileSync(join(dir, `${name}.pkl`)));
+    for (const [name, words] of Object.entries(PAYLOADS)) {
+      const file = join(dir, `${name}.pkl`);
+      const bytes = new Uint8Array(readFileSync(file));
       const p = py[name]!;
-      const label = `${name} (${(bytes.length / 1e6).toFixed(1)} MB)`;
-      const rounds = name === "records" ? recordsRounds(python.path, join(dir, `${name}.pkl`), bytes) : null;
+      const label = `${words} (${(bytes.length / 1e6).toFixed(1)} MB)`;
+      const rounds = RECORDS.has(name) ? recordsRounds(python.path, file, bytes) : null;
       const tDecode = rounds?.ts ?? median(() => decode(bytes));
       const value = decode(bytes);
       let encodedSize = 0;
@@ -127,7 +149,7 @@ export default async function bench(): Promise<BenchRow[]> {
         value: decodeMbps,
         unit: "MB/s",
         baseline: { name: "CPython pickle.loads", value: pyLoads },
-        ...(name === "records" ? { target: ">= 1× CPython (issue 4)", ok: decodeMbps >= pyLoads } : {}),
+        ...(rounds ? { target: ">= 1× CPython (issue 4)", ok: decodeMbps >= pyLoads } : {}),
       });
       rows.push({
         suite: "payload",
@@ -137,14 +159,23 @@ export default async function bench(): Promise<BenchRow[]> {
         baseline: { name: "CPython pickle.dumps", value: mbps(p.dumps_size, p.dumps) },
       });
       if (name === "records") {
+        // V8's own C++ JSON parser building the same records: what object creation costs in this VM
+        const json = readFileSync(join(dir, "records.json"), "latin1");
+        const tJson = median(() => JSON.parse(json));
+        rows.push({
+          suite: "payload",
+          name: `decode ${label}, time as a share of V8's JSON.parse of the same records`,
+          value: tDecode * 1000,
+          unit: "ms",
+          baseline: { name: "JSON.parse", value: tJson * 1000 },
+        });
+      }
+      if (name === "small_ints") {
         const parser = new Parser({ unpicklingTypeOfDictionary: "Map", unpicklingTypeOfSet: "Set" });
         rows.push({
           suite: "payload",
           name: `pickleparser decode ${label}`,
-          value: mbps(
-            bytes.length,
-            median(() => parser.parse(bytes)),
-          ),
+          value: mbps(bytes.length, median(() => parser.parse(bytes))),
           unit: "MB/s",
           baseline: { name: "CPython pickle.loads", value: pyLoads },
         });
