@@ -772,16 +772,26 @@ class Unpickler {
     }
   }
 
-  /** Bytes [start, end) as a str: short ASCII is cut from a latin1 window, the rest goes through decodeUtf8. */
+  /** Bytes [start, end) as a str: short ASCII is cut from a latin1 window or copied natively, the rest goes through decodeUtf8. */
   private str(start: number, end: number): string {
+    const n = end - start;
+    if (n > 64 || !this.ascii(start, end)) return decodeUtf8(this.buf, this.node, start, end);
     // under V8's sliced-string minimum (13) substring copies, so results never keep the window alive
-    if (end - start < 13) {
-      const buf = this.buf;
-      for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return decodeUtf8(buf, this.node, start, end);
+    if (n < 13) {
       if (start < this.winStart || end > this.winEnd) this.slide(start);
       return this.win.substring(start - this.winStart, end - this.winStart);
     }
-    return decodeUtf8(this.buf, this.node, start, end);
+    return (this.node as unknown as Latin1).latin1Slice(start, end);
+  }
+
+  /** Whether bytes [start, end) are all ASCII, four at a time. */
+  private ascii(start: number, end: number): boolean {
+    const dv = this.dv;
+    let i = start;
+    for (; i + 4 <= end; i += 4) if ((dv.getUint32(i) & 0x80808080) !== 0) return false;
+    const buf = this.buf;
+    for (; i < end; i++) if (buf[i]! >= 0x80) return false;
+    return true;
   }
 
   /** Moves the latin1 window to start at `start`; its size puts it in V8's large-object space (never copied by GC). */
