@@ -132,8 +132,23 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       w.ensure(4);
       w.dv.setInt32(w.n, Number(v), true);
       w.n += 4;
+    } else if (typeof v === "number") {
+      // a safe integer beyond int32: 5 to 7 bytes, written without BigInt
+      let n = 1;
+      let lim = 128;
+      while (v >= lim || v < -lim) {
+        n++;
+        lim *= 256;
+      }
+      w.byte2(0x8a, n);
+      w.ensure(n);
+      // low 32 bits as uint32 (ToUint32 is exact mod 2^32), the rest a signed int32 (|hi| < 2^21)
+      const lo = v >>> 0;
+      const hi = (v - lo) / 4294967296;
+      for (let i = 0; i < n; i++)
+        w.buf[w.n++] = i < 4 ? (lo >>> (8 * i)) & 0xff : (hi >> (8 * (i - 4))) & 0xff;
     } else {
-      const b = longBytes(BigInt(v));
+      const b = longBytes(v);
       if (b.length < 256) w.byte2(0x8a, b.length);
       else {
         w.byte(0x8b);
@@ -337,18 +352,35 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
     // plain objects (and class instances, like JSON) become dicts of their own enumerable string keys
     const rec = v as Record<string, unknown>;
     const keys = Object.keys(rec);
+    // one native read of every value, in the keys' order (a lookup per key is megamorphic across records)
+    const values = Object.values(rec);
     w.byte(0x7d);
     memo.set(v, put());
-    batches(
-      keys.length,
-      (i) => {
-        const k = keys[i]!;
-        str(k, true);
-        save(rec[k], d);
-      },
-      0x73,
-      0x75,
-    );
+    for (let start = 0; start < keys.length; start += BATCH) {
+      const stop = Math.min(keys.length, start + BATCH);
+      if (stop - start > 1) w.byte(0x28);
+      for (let i = start; i < stop; i++) {
+        key(keys[i]!, i);
+        save(values[i], d);
+      }
+      w.byte(stop - start > 1 ? 0x75 : 0x73);
+    }
+  };
+
+  /** The key at position i of a dict: records repeat their keys in order, so the last one seen there is checked first. */
+  const keyAt: string[] = [];
+  const keyMemo: number[] = [];
+  const key = (k: string, i: number): void => {
+    if (i < 64 && keyAt[i] === k) {
+      get(keyMemo[i]!);
+      return;
+    }
+    str(k, true);
+    const idx = strings.get(k);
+    if (i < 64 && idx !== undefined) {
+      keyAt[i] = k;
+      keyMemo[i] = idx;
+    }
   };
 
   /** Items in batches of 1000: MARK … many-op, or the single-item op when a batch has one item. */

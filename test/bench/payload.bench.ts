@@ -175,7 +175,10 @@ export default async function bench(): Promise<BenchRow[]> {
         rows.push({
           suite: "payload",
           name: `pickleparser decode ${label}`,
-          value: mbps(bytes.length, median(() => parser.parse(bytes))),
+          value: mbps(
+            bytes.length,
+            median(() => parser.parse(bytes)),
+          ),
           unit: "MB/s",
           baseline: { name: "CPython pickle.loads", value: pyLoads },
         });

@@ -95,6 +95,23 @@ describe("encoder", () => {
     expect(decode(encode(undefined))).toBeNull();
   });
 
+  it("writes a safe integer beyond int32 as the same minimal LONG1 bytes as its bigint", () => {
+    const edges = [
+      2 ** 31,
+      -(2 ** 31) - 1,
+      2 ** 53 - 1,
+      -(2 ** 53) + 1,
+      1_700_000_000_000_000,
+      -1_700_000_000_000_001,
+    ];
+    for (let bits = 31; bits <= 53; bits++)
+      edges.push(2 ** bits - 1, -(2 ** bits), -(2 ** bits) + 1, 2 ** (bits - 1) + 12345);
+    for (const v of edges.filter(Number.isSafeInteger)) {
+      expect([...encode(v)], String(v)).toEqual([...encode(BigInt(v))]);
+      expect(decode(encode(v))).toBe(v);
+    }
+  });
+
   it("refuses what has no Python equivalent, with a reason", () => {
     expect(() => encode(() => 1)).toThrow(/cannot pickle a function/);
     expect(() => encode(Symbol("x"))).toThrow(/cannot pickle a symbol/);
