@@ -1,16 +1,23 @@
 // `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (flash-toolkit §8.1).
-import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { findHandlerFile } from "../cli/load.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import { writeArchive } from "./archive.js";
+import {
+  dependencySpecs,
+  installDependencies,
+  type TargetPlatform,
+  WORKER_PLATFORM,
+} from "./dependencies.js";
 import { BuildError, formatSize } from "./errors.js";
 import { collectFiles, ignoreRules } from "./files.js";
 import { checkLocalImports } from "./imports.js";
 import { describeEndpoints, MANIFEST_NAME, type Manifest } from "./manifest.js";
 import { targetNodeVersion } from "./node-version.js";
 
+export { type TargetPlatform, WORKER_PLATFORM } from "./dependencies.js";
 export { BuildError, formatSize } from "./errors.js";
 export { BUILTIN_IGNORES } from "./files.js";
 export { endpointSlug, MANIFEST_NAME, type Manifest, type ManifestEndpoint } from "./manifest.js";
@@ -31,6 +38,10 @@ export interface BuildOptions {
   /** The Node.js running the build (default: this one). */
   localNodeVersion?: string;
   maxBytes?: number;
+  /** OS and CPU the app's npm dependencies are installed for (default: the workers', linux-x64). */
+  target?: TargetPlatform;
+  /** The npm command that installs them (default: `npm` on PATH). */
+  npm?: string;
   log?: Logger;
 }
 
@@ -75,6 +86,20 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     endpoints.flatMap((e) => (e.nodeVersion ? [[e.name, e.nodeVersion] as const] : [])),
   );
   const nodeVersion = targetNodeVersion(options.nodeVersion, declared, options.localNodeVersion);
+  const workDir = join(root, WORK_DIR);
+  mkdirSync(workDir, { recursive: true });
+  const specs = dependencySpecs(
+    root,
+    endpoints.flatMap((e) => e.dependencies),
+    log,
+  );
+  const installed = await installDependencies(root, workDir, specs, {
+    target: options.target ?? WORKER_PLATFORM,
+    ...(log ? { log } : {}),
+    ...(options.npm ? { npm: options.npm } : {}),
+  });
+  const packages = installed ? shippedPackages(root, installed) : {};
+
   const manifest: Manifest = {
     version: "1.0",
     generatedAt: new Date().toISOString(),
@@ -82,21 +107,21 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     nodeVersion,
     flashWorkerVersion: VERSION,
     files: files.length,
+    dependencies: Object.entries(specs).map(([name, range]) => `${name}@${range}`),
     endpoints,
   };
 
-  const workDir = join(root, WORK_DIR);
-  mkdirSync(workDir, { recursive: true });
   const manifestPath = join(workDir, MANIFEST_NAME);
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   const artifact = join(workDir, ARTIFACT_NAME);
   rmSync(artifact, { force: true });
-  log?.info(`Archiving ${files.length} files into ${relative(root, artifact)}`);
+  const total = files.length + Object.keys(packages).length;
+  log?.info(`Archiving ${total} files into ${relative(root, artifact)}`);
   let reported = 0;
   await writeArchive(
     root,
     files.map((file) => file.path),
-    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}` },
+    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}`, ...packages },
     artifact,
     (done, total) => {
       const quarter = Math.floor((done * 4) / total);
@@ -115,4 +140,18 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     );
   }
   return { artifact, manifest, bytes };
+}
+
+/** The installed node_modules/ tree: archive name → path relative to the project root. */
+function shippedPackages(root: string, installDir: string): Record<string, string> {
+  const modules = join(installDir, "node_modules");
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(modules, { recursive: true, withFileTypes: true })) {
+    if (entry.isDirectory()) continue;
+    const path = relative(modules, join(entry.parentPath ?? entry.path, entry.name))
+      .split("\\")
+      .join("/");
+    out[`node_modules/${path}`] = relative(root, join(modules, path)).split("\\").join("/");
+  }
+  return out;
 }

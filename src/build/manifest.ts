@@ -37,6 +37,8 @@ export interface Manifest {
   nodeVersion: NodeVersion;
   flashWorkerVersion: string;
   files: number;
+  /** npm packages installed into the artifact's node_modules/ (`name@range`). */
+  dependencies: string[];
   endpoints: ManifestEndpoint[];
 }
 

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
-import { buildArtifact, formatSize, type ManifestEndpoint } from "../build/index.js";
+import { buildArtifact, formatSize, type ManifestEndpoint, WORKER_PLATFORM } from "../build/index.js";
 import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../client/credentials.js";
 import { type DeployedEndpoint, writeDeployments } from "../client/deployments.js";
 import { toolkitLogger } from "../client/log.js";
@@ -9,6 +9,7 @@ import {
   ManagementHttpError,
   PlatformConnectionError,
 } from "../client/management.js";
+import { isLoopback } from "../http/loopback.js";
 import { gzipMagicError } from "../platform/artifacts.js";
 import { isUserError } from "./build.js";
 import { fail, parseToolkitArgs } from "./toolkit-args.js";
@@ -69,8 +70,11 @@ export async function run(args: string[]): Promise<number> {
     const { config, positional } = parseToolkitArgs("deploy", args, ["--url", "--api-key", "--node-version"]);
     const url = config.platformUrl ?? LOCAL_PLATFORM_URL;
     const apiKey = config.localApiKey ?? resolveApiKey({ log }).key;
+    // a platform on this machine runs workers here: its packages are this machine's; elsewhere, the workers'
+    const local = isLoopback(new URL(url).hostname);
     const built = await buildArtifact({
       entries: positional,
+      target: local ? { os: process.platform, cpu: process.arch } : WORKER_PLATFORM,
       ...(config.nodeVersion === undefined ? {} : { nodeVersion: config.nodeVersion }),
       log: log.child({ subject: "build" }),
     });

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
+import { isLoopback } from "../http/loopback.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./client-api.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
@@ -91,10 +92,6 @@ export function defaultWorkerCommand(file: string): string[] {
     "start",
     file,
   ];
-}
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
 
 /** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */

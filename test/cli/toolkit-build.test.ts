@@ -7,8 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { scanImports } from "../../src/build/imports.js";
 import { BuildError, buildArtifact } from "../../src/build/index.js";
 import { targetNodeVersion } from "../../src/build/node-version.js";
+import { createLogger } from "../../src/log/index.js";
 import { flashRun } from "../process.js";
-import { GREETER, makeProject, type Project } from "./toolkit-project.js";
+import { GREETER, makeProject, type Project, vendorPackage } from "./toolkit-project.js";
 
 let project: Project | undefined;
 afterEach(() => {
@@ -208,6 +209,97 @@ describe("flash build", () => {
   it("the default maximum is 1.5 GB", async () => {
     const { MAX_ARTIFACT_BYTES } = await import("../../src/build/index.js");
     expect(MAX_ARTIFACT_BYTES).toBe(1500 * 1024 * 1024);
+  });
+});
+
+describe("the app's npm dependencies", () => {
+  const logged = () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } });
+    return { lines, log };
+  };
+
+  it("package.json dependencies and an Endpoint's are installed with npm and ship as node_modules/; flash-worker and devDependencies do not", async () => {
+    project = makeProject({
+      "handler.ts": [
+        'import { Endpoint } from "flash-worker";',
+        'import { shout } from "shout";',
+        'const api = new Endpoint({ name: "loud", dependencies: ["whisper@file:vendor/whisper-1.0.0.tgz"] });',
+        "export default api.handler(async (job) => shout(String(job.input)));",
+      ].join("\n"),
+    });
+    const shout = await vendorPackage(
+      project,
+      "shout",
+      "export const shout = (s) => s.toUpperCase() + '!';\n",
+    );
+    await vendorPackage(project, "whisper", "export const whisper = (s) => s.toLowerCase();\n");
+    await vendorPackage(project, "devonly", "export {};\n");
+    project.write(
+      "package.json",
+      JSON.stringify({
+        name: "app",
+        type: "module",
+        dependencies: { "flash-worker": "*", shout },
+        devDependencies: { devonly: "file:vendor/devonly-1.0.0.tgz" },
+      }),
+    );
+    const { lines, log } = logged();
+    const result = await buildArtifact({ root: project.dir, entries: ["handler.ts"], log });
+    const names = await entries(result.artifact);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "handler.ts",
+        "package.json",
+        "node_modules/shout/package.json",
+        "node_modules/shout/index.js",
+        "node_modules/whisper/index.js",
+      ]),
+    );
+    expect(names.filter((n) => n.startsWith("node_modules/flash-worker") || n.includes("devonly"))).toEqual(
+      [],
+    );
+    // the vendored tarballs themselves are ignored (*.tgz): only the installed packages ship
+    expect(names.filter((n) => n.startsWith("vendor/"))).toEqual([]);
+    expect(result.manifest.dependencies).toEqual([
+      `shout@file:${join(project.dir, "vendor/shout-1.0.0.tgz")}`,
+      `whisper@file:${join(project.dir, "vendor/whisper-1.0.0.tgz")}`,
+    ]);
+    const text = lines.join("");
+    expect(text).toContain("Installing dependencies for linux-x64: [shout, whisper]");
+    expect(text).toMatch(/Installed 2 dependencies in \d+\.\ds/);
+  });
+
+  it("nothing to install: no node_modules, and the log says so", async () => {
+    project = makeProject(GREETER);
+    const { lines, log } = logged();
+    const result = await buildArtifact({ root: project.dir, entries: ["handler.ts"], log });
+    expect((await entries(result.artifact)).some((n) => n.startsWith("node_modules/"))).toBe(false);
+    expect(result.manifest.dependencies).toEqual([]);
+    expect(lines.join("")).toContain("No dependencies to install");
+  });
+
+  it("a failed install stops the build with npm's own words; a missing npm is named", async () => {
+    project = makeProject(GREETER);
+    project.write(
+      "package.json",
+      JSON.stringify({ name: "app", dependencies: { ghost: "file:vendor/ghost-9.9.9.tgz" } }),
+    );
+    const message = await buildError(buildArtifact({ root: project.dir, entries: ["handler.ts"] }));
+    expect(message).toMatch(/^Failed to install dependencies \(npm install --omit=dev/);
+    expect(message).toMatch(/ghost-9\.9\.9\.tgz|ENOENT/);
+    const missing = await buildError(
+      buildArtifact({ root: project.dir, entries: ["handler.ts"], npm: "/nonexistent/npm" }),
+    );
+    expect(missing).toBe("Could not run /nonexistent/npm to install the app's dependencies: ENOENT");
+  });
+
+  it("package.json dependencies that are not an object are a build error", async () => {
+    project = makeProject(GREETER);
+    project.write("package.json", JSON.stringify({ dependencies: ["zod"] }));
+    expect(await buildError(buildArtifact({ root: project.dir, entries: ["handler.ts"] }))).toBe(
+      "package.json: dependencies must be an object of package names to versions",
+    );
   });
 });
 

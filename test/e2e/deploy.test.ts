@@ -1,13 +1,13 @@
 // build → deploy → call against a real local platform: `flash deploy` run as a user runs it, the platform
 // unpacking the artifact and running its workers, and the endpoint client calling the result by name.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { GREETER, makeProject, type Project } from "../cli/toolkit-project.js";
+import { GREETER, makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { closedPortUrl } from "../client/servers.js";
 import { flashRun } from "../process.js";
 
@@ -85,6 +85,34 @@ describe("flash deploy to the local platform", () => {
     expect(again.stderr).toMatch(/\| Endpoint:greeter \| Updated endpoint: greeter - greeter$/m);
     const updated = await client(project.dir, "greeter").runsync({ name: "deploy" });
     expect(updated.output).toEqual({ greeting: "bonjour deploy" });
+  });
+
+  it("the app's npm dependencies ship in the artifact: the deployed workers import them without an install", async () => {
+    project = makeProject({
+      "handler.ts": [
+        'import { Endpoint } from "flash-worker";',
+        'import { shout } from "shout";',
+        'const ep = new Endpoint({ name: "loud", workers: [0, 1] });',
+        "export default ep.handler(async (job) => shout((job.input as { text: string }).text));",
+      ].join("\n"),
+    });
+    const shout = await vendorPackage(
+      project,
+      "shout",
+      "export const shout = (s) => s.toUpperCase() + '!';\n",
+    );
+    project.write(
+      "package.json",
+      JSON.stringify({ name: "app", type: "module", dependencies: { "flash-worker": "*", shout } }),
+    );
+    const { code, stderr } = await deploy(project.dir);
+    expect(code, stderr).toBe(0);
+    // a platform on this machine: the packages are chosen for this machine
+    expect(stderr).toContain(`Installing dependencies for ${process.platform}-${process.arch}: [shout]`);
+    const cwd = platform.listEndpoints().find((e) => e.id === "loud")?.cwd;
+    expect(cwd && existsSync(join(cwd, "node_modules", "shout", "index.js"))).toBe(true);
+    const done = await client(project.dir, "loud").runsync({ text: "deployed" });
+    expect(done).toMatchObject({ status: "COMPLETED", output: "DEPLOYED!" });
   });
 
   it("Failed to provision resources, with the platform's details, when it refuses the endpoint", async () => {
