@@ -149,53 +149,73 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
 }
 
 /**
- * Stores up to eight leading str-keyed pairs kv[i, to) into `d` and returns where it stopped. Unrolled: each
- * store site then sees one key and one shape transition in record-like data, so its inline cache stays
- * monomorphic instead of one megamorphic site for every key.
+ * Stores the n-th str-keyed pair of a dict. Each of the first sixteen positions has its own store site, so in
+ * record-like data every site sees one key and one shape transition and its inline cache stays monomorphic,
+ * instead of one megamorphic site for every key.
  */
+function storeAt(d: Record<string, unknown>, n: number, k: string, v: unknown): void {
+  switch (n) {
+    case 0:
+      d[k] = v;
+      return;
+    case 1:
+      d[k] = v;
+      return;
+    case 2:
+      d[k] = v;
+      return;
+    case 3:
+      d[k] = v;
+      return;
+    case 4:
+      d[k] = v;
+      return;
+    case 5:
+      d[k] = v;
+      return;
+    case 6:
+      d[k] = v;
+      return;
+    case 7:
+      d[k] = v;
+      return;
+    case 8:
+      d[k] = v;
+      return;
+    case 9:
+      d[k] = v;
+      return;
+    case 10:
+      d[k] = v;
+      return;
+    case 11:
+      d[k] = v;
+      return;
+    case 12:
+      d[k] = v;
+      return;
+    case 13:
+      d[k] = v;
+      return;
+    case 14:
+      d[k] = v;
+      return;
+    case 15:
+      d[k] = v;
+      return;
+    default:
+      d[k] = v;
+  }
+}
+
+/** Stores the leading str-keyed pairs kv[from, to) into `d` and returns where it stopped (at a key that is not a plain str). */
 function storeUnrolled(d: Record<string, unknown>, kv: readonly unknown[], from: number, to: number): number {
   let i = from;
-  let k: unknown;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
-  if (i >= to) return i;
-  k = kv[i];
-  if (typeof k !== "string" || k === "__proto__") return i;
-  d[k] = kv[i + 1];
-  i += 2;
+  for (; i < to; i += 2) {
+    const k = kv[i];
+    if (typeof k !== "string" || k === "__proto__") return i;
+    storeAt(d, (i - from) >> 1, k, kv[i + 1]);
+  }
   return i;
 }
 
@@ -277,6 +297,8 @@ class Unpickler {
     let lastStr: unknown = NO_STR;
     let lastStart = 0;
     let lastEnd = 0;
+    /** The dict the last EMPTY_DICT made (its items usually follow right after a MARK). */
+    let fresh: unknown = NO_STR;
     if (end === 0) throw new PickleError("Ran out of input");
     for (;;) {
       if (pos >= end) throw truncated();
@@ -496,7 +518,8 @@ class Unpickler {
           st[sp++] = [];
           break;
         case 0x7d: // EMPTY_DICT
-          st[sp++] = newDict();
+          fresh = newDict();
+          st[sp++] = fresh;
           break;
         case 0x8f: // EMPTY_SET
           st[sp++] = new Set();
@@ -623,6 +646,11 @@ class Unpickler {
         case 0x28: // MARK
           marks.push(sp);
           base = sp;
+          // the items of a dict just made: scalar pairs go straight in, the rest is left to the loop
+          if (sp > 0 && st[sp - 1] === fresh) {
+            pos = this.dictItems(fresh as Record<string, unknown>, pos);
+            ops += 16;
+          }
           break;
         case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
           if (sp === base && marks.length > 0) {
@@ -860,16 +888,100 @@ class Unpickler {
   }
 
   private memoGet(idx: number): unknown {
-    let v = this.memoValue(idx);
+    const v = this.memoValue(idx);
     if (v === undefined) {
-      const start = idx < this.memoStart.length ? this.memoStart[idx]! : 0;
-      if (start === 0) throw new PickleError(`Memo value not found at index ${idx}`);
-      // read back: decode once and keep the interned str (memo'd strs are usually dict keys)
-      v = intern(this.str(start - 1, this.memoEnd[idx]!));
-      this.setMemoValue(idx, v);
-      return v;
+      const s = this.memoRange(idx);
+      if (s === undefined) throw new PickleError(`Memo value not found at index ${idx}`);
+      return s;
     }
     return typeof v === "object" && v !== null ? this.again(v) : v;
+  }
+
+  /** A memoized str kept by range, decoded once on first read and kept interned (memo'd strs are usually dict keys). */
+  private memoRange(idx: number): string | undefined {
+    const start = idx < this.memoStart.length ? this.memoStart[idx]! : 0;
+    if (start === 0) return undefined;
+    const s = intern(this.str(start - 1, this.memoEnd[idx]!));
+    this.setMemoValue(idx, s);
+    return s;
+  }
+
+  /** The str at memo index idx, without the side effects of a get; undefined for anything else. */
+  private memoKey(idx: number): string | undefined {
+    const v = this.memoValue(idx);
+    if (v === undefined) return this.memoRange(idx);
+    return typeof v === "string" ? v : undefined;
+  }
+
+  /**
+   * Reads the items of a dict just made, from `pos` right after its MARK, when they are all in the form
+   * records use: `(BINGET key, scalar value [MEMOIZE])* SETITEMS`, values being ints, floats, bools, None or
+   * short strs. No op of that form consumes another's result, so each pair can go straight into the dict, in
+   * the stream's order (memo puts and gets included): the result is the stack machine's. It stops at the
+   * SETITEMS (which then finds no items), or earlier at a key that is not a plain str, from where the loop
+   * reads the rest; when the items are not all of that form it reads nothing.
+   */
+  private dictItems(d: Record<string, unknown>, from: number): number {
+    if (!simpleItems(this.buf, from)) return from;
+    const buf = this.buf;
+    const dv = this.dv;
+    let pos = from;
+    for (let n = 0; ; n++) {
+      if ((n & CLOCK_MASK) === CLOCK_MASK && this.now() > this.deadline)
+        throw new DeserializeTimeoutError(this.timeoutSeconds);
+      const kop = buf[pos]!;
+      if (kop === 0x75) return pos; // SETITEMS
+      const k = this.memoKey(kop === 0x68 ? buf[pos + 1]! : dv.getUint32(pos + 1, true));
+      if (k === undefined || k === "__proto__") return pos;
+      pos += kop === 0x68 ? 2 : 5;
+      // bounds were checked by simpleItems
+      let v: unknown;
+      switch (buf[pos++]) {
+        case 0x4b: // BININT1
+          v = buf[pos++]!;
+          break;
+        case 0x4d: // BININT2
+          v = buf[pos]! | (buf[pos + 1]! << 8);
+          pos += 2;
+          break;
+        case 0x4a: // BININT
+          v = dv.getInt32(pos, true);
+          pos += 4;
+          break;
+        case 0x8a: {
+          // LONG1
+          const len = buf[pos++]!;
+          v = readLong(buf, dv, pos, len);
+          pos += len;
+          break;
+        }
+        case 0x47: // BINFLOAT
+          v = floatValue(dv.getFloat64(pos, false));
+          pos += 8;
+          break;
+        case 0x88: // NEWTRUE
+          v = true;
+          break;
+        case 0x89: // NEWFALSE
+          v = false;
+          break;
+        case 0x4e: // NONE
+          v = null;
+          break;
+        default: {
+          // SHORT_BINUNICODE, and the MEMOIZE that usually follows
+          const len = buf[pos++]!;
+          const s = this.str(pos, pos + len);
+          pos += len;
+          if (buf[pos] === 0x94) {
+            this.memoPutRange(this.memoCount, pos - len, pos, s);
+            pos++;
+          }
+          v = s;
+        }
+      }
+      storeAt(d, n, k, v);
+    }
   }
 
   /** A value pushed again while referenced elsewhere (memo get, DUP): the one to push. */
@@ -981,6 +1093,54 @@ class Unpickler {
     for (const t of this.tuples) Object.freeze(t);
     if (this.stale) checkDepth(result, this.maxDepth, this.now, this.deadline, this.timeoutSeconds);
     return result;
+  }
+}
+
+/**
+ * Whether the bytes from `from` are dict items of the simple form up to a SETITEMS: a BINGET or LONG_BINGET,
+ * then a scalar (BININT1/2, BININT, LONG1, BINFLOAT, NEWTRUE, NEWFALSE, NONE, or SHORT_BINUNICODE with an
+ * optional MEMOIZE), repeated, every argument inside the input. Reads bytes only.
+ */
+function simpleItems(buf: Uint8Array, from: number): boolean {
+  const end = buf.length;
+  let pos = from;
+  for (;;) {
+    if (pos >= end) return false;
+    const op = buf[pos]!;
+    if (op === 0x75) return true;
+    if (op === 0x68) pos += 2;
+    else if (op === 0x6a) pos += 5;
+    else return false;
+    if (pos >= end) return false;
+    switch (buf[pos++]) {
+      case 0x4b:
+        pos += 1;
+        break;
+      case 0x4d:
+        pos += 2;
+        break;
+      case 0x4a:
+        pos += 4;
+        break;
+      case 0x47:
+        pos += 8;
+        break;
+      case 0x88:
+      case 0x89:
+      case 0x4e:
+        break;
+      case 0x8a:
+        if (pos >= end) return false;
+        pos += 1 + buf[pos]!;
+        break;
+      case 0x8c:
+        if (pos >= end) return false;
+        pos += 1 + buf[pos]!;
+        if (pos < end && buf[pos] === 0x94) pos++;
+        break;
+      default:
+        return false;
+    }
   }
 }
 

@@ -276,7 +276,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       }
       w.byte(0x5d);
       memo.set(v, put());
-      batches(v.length, (i) => save(v[i], d), 0x61, 0x65);
+      saveItems(v, d, 0x61, 0x65);
       return;
     }
     if (v instanceof Uint8Array) {
@@ -315,7 +315,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       } else if (protocol >= 4) {
         w.byte(0x8f);
         memo.set(v, put());
-        batches(items.length, (i) => save(items[i], d), -1, 0x90);
+        saveItems(items, d, -1, 0x90);
         return;
       } else reduceWithList("set", items, d);
       memo.set(v, put());
@@ -324,18 +324,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
     if (v instanceof Map) {
       w.byte(0x7d);
       memo.set(v, put());
-      const entries = [...v];
-      batches(
-        entries.length,
-        (i) => {
-          const e = entries[i]!;
-          if (typeof e[0] === "string") str(e[0], true);
-          else save(e[0], d);
-          save(e[1], d);
-        },
-        0x73,
-        0x75,
-      );
+      savePairs([...v.keys()], [...v.values()], d);
       return;
     }
     if (
@@ -350,17 +339,32 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       throw new PickleError(`cannot pickle a ${describe(v)}: convert it to plain data first`);
     }
     // plain objects (and class instances, like JSON) become dicts of their own enumerable string keys
-    const rec = v as Record<string, unknown>;
-    const keys = Object.keys(rec);
-    // one native read of every value, in the keys' order (a lookup per key is megamorphic across records)
-    const values = Object.values(rec);
     w.byte(0x7d);
     memo.set(v, put());
+    // one native read of every value, in the keys' order (a lookup per key is megamorphic across records)
+    savePairs(Object.keys(v), Object.values(v), d);
+  };
+
+  /** Items in batches of 1000, as Python writes them: MARK … many-op, or the single-item op for a batch of one. */
+  const saveItems = (items: readonly unknown[], d: number, single: number, many: number): void => {
+    for (let start = 0; start < items.length; start += BATCH) {
+      const stop = Math.min(items.length, start + BATCH);
+      const one = stop - start === 1 && single >= 0;
+      if (!one) w.byte(0x28);
+      for (let i = start; i < stop; i++) save(items[i], d);
+      w.byte(one ? single : many);
+    }
+  };
+
+  /** A dict's pairs in batches of 1000 (SETITEM for a batch of one); str keys are memoized. */
+  const savePairs = (keys: readonly unknown[], values: readonly unknown[], d: number): void => {
     for (let start = 0; start < keys.length; start += BATCH) {
       const stop = Math.min(keys.length, start + BATCH);
       if (stop - start > 1) w.byte(0x28);
       for (let i = start; i < stop; i++) {
-        key(keys[i]!, i);
+        const k = keys[i];
+        if (typeof k === "string") key(k, i);
+        else save(k, d);
         save(values[i], d);
       }
       w.byte(stop - start > 1 ? 0x75 : 0x73);
@@ -380,21 +384,6 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
     if (i < 64 && idx !== undefined) {
       keyAt[i] = k;
       keyMemo[i] = idx;
-    }
-  };
-
-  /** Items in batches of 1000: MARK … many-op, or the single-item op when a batch has one item. */
-  const batches = (count: number, item: (i: number) => void, single: number, many: number): void => {
-    for (let start = 0; start < count; start += BATCH) {
-      const stop = Math.min(count, start + BATCH);
-      if (stop - start === 1 && single >= 0) {
-        item(start);
-        w.byte(single);
-      } else {
-        w.byte(0x28);
-        for (let i = start; i < stop; i++) item(i);
-        w.byte(many);
-      }
     }
   };
 
@@ -423,7 +412,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
     global(builtins, name);
     w.byte(0x5d);
     memo.set(items, put());
-    batches(items.length, (i) => save(items[i], d), 0x61, 0x65);
+    saveItems(items, d, 0x61, 0x65);
     w.byte2(0x85, 0x52);
   };
 

@@ -1,5 +1,5 @@
 // The decoder's record fast paths: short strings cut from a latin1 window, memoized keys, unrolled dict
-// stores. Each case must give the same values as the general paths.
+// stores, dict items read straight into the dict. Each case must give the same values as the general paths.
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../src/payload/index.js";
 import { pk, sbu, u32 } from "./bytes.js";
@@ -91,5 +91,69 @@ describe("decoder record fast paths", () => {
     // a str read back from its range is the same str, also when it is not ASCII
     const utf8 = decode(pk(0x80, 4, 0x8c, 2, 0xc3, 0xa9, 0x94, 0x68, 0, 0x86, 0x2e));
     expect(utf8).toEqual(["é", "é"]);
+  });
+
+  describe("dict items read straight into the dict (BINGET key, scalar value … SETITEMS)", () => {
+    // [] MEMOIZE(0); 'a' MEMOIZE(1) POP; 'b' MEMOIZE(2) POP: two memoized keys, then the dict under test
+    const prelude = [0x80, 4, 0x5d, 0x94, sbu("a"), 0x94, 0x30, sbu("b"), 0x94, 0x30];
+    const dict = (...items: unknown[]) => pk(prelude, 0x7d, 0x94, 0x28, items as never, 0x75, 0x2e);
+
+    it("every scalar kind, and a value str memoized for later gets", () => {
+      const get = (i: number) => [0x68, i];
+      const long1 = [0x8a, 7, 0, 0, 0, 0, 0, 0, 0x06];
+      const float = [0x47, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0];
+      // memo: the list is 3, the dicts 4, 6 and 7, the str 'x' 5
+      const first = [0x7d, 0x94, 0x28, get(1), 0x4d, 0x34, 0x12, get(2), sbu("x"), 0x94, 0x75];
+      const second = [0x7d, 0x94, 0x28, get(1), long1, get(2), float, 0x75];
+      const third = [0x7d, 0x94, 0x28, get(1), 0x88, get(2), 0x4e, 0x75];
+      const v = decode(pk(prelude, 0x5d, 0x94, 0x28, first, second, third, get(5), 0x65, 0x2e));
+      expect(v).toEqual([{ a: 0x1234, b: "x" }, { a: 6 * 2 ** 48, b: 1.5 }, { a: true, b: null }, "x"]);
+    });
+
+    it("a value that later ops build on (a tuple of a scalar and a memo get) is read by the loop", () => {
+      // {'a': (5, 'b')}: BINGET a, BININT1 5, BINGET b, TUPLE2 — the 5 is not the value
+      expect(decode(dict(0x68, 1, 0x4b, 5, 0x68, 2, 0x86))).toEqual({ a: [5, "b"] });
+      // {'a': 1, 'b': (2,)}: the first pair is simple, the second is not
+      expect(decode(dict(0x68, 1, 0x4b, 1, 0x68, 2, 0x4b, 2, 0x85))).toEqual({ a: 1, b: [2] });
+    });
+
+    it("a key memoized by a value of the same dict, a memoized scalar, and a BINPUT are left to the loop", () => {
+      // {'a': 'c', 'c': 1}: key 'c' is the value str memoized (index 4) inside this dict
+      expect(decode(dict(0x68, 1, sbu("c"), 0x94, 0x68, 4, 0x4b, 1))).toEqual({ a: "c", c: 1 });
+      // a scalar value memoized, then read back after the dict
+      const scalar = pk(prelude, 0x7d, 0x94, 0x28, 0x68, 1, 0x4b, 9, 0x94, 0x75, 0x68, 4, 0x86, 0x2e);
+      expect(decode(scalar)).toEqual([{ a: 9 }, 9]);
+      // protocol-2 style BINPUT after a value str
+      const binput = pk(prelude, 0x7d, 0x94, 0x28, 0x68, 1, sbu("v"), 0x71, 9, 0x75, 0x68, 9, 0x86, 0x2e);
+      expect(decode(binput)).toEqual([{ a: "v" }, "v"]);
+    });
+
+    it("a key that is not a str, a __proto__ key, or a missing memo entry behave as in the loop", () => {
+      // memo 3 holds an int: the dict becomes a Map
+      const seven = [0x4b, 7, 0x94, 0x30];
+      const intKey = pk(prelude, seven, 0x7d, 0x94, 0x28, [0x68, 1, 0x4b, 1], [0x68, 3, 0x4b, 2], 0x75, 0x2e);
+      expect(decode(intKey)).toEqual(
+        new Map<unknown, unknown>([
+          ["a", 1],
+          [7, 2],
+        ]),
+      );
+      const proto = pk(prelude, sbu("__proto__"), 0x94, 0x30, 0x7d, 0x94, 0x28, 0x68, 3, 0x4b, 1, 0x75, 0x2e);
+      const d = decode(proto) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(d, "__proto__")?.value).toBe(1);
+      expect(() => decode(dict(0x68, 1, 0x4b, 1, 0x68, 40, 0x4b, 2))).toThrow(
+        /Memo value not found at index 40/,
+      );
+    });
+
+    it("truncation anywhere inside the items is the usual error", () => {
+      const whole = dict(0x68, 1, 0x4a, 1, 2, 3, 4, 0x68, 2, sbu("xyz"), 0x94);
+      for (let cut = prelude.flat().length + 3; cut < whole.length - 1; cut++) {
+        expect(() => decode(whole.subarray(0, cut)), `cut at ${cut}`).toThrow(
+          /pickle data was truncated|Ran out/,
+        );
+      }
+    });
   });
 });

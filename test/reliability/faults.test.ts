@@ -77,9 +77,12 @@ describe("faults on every route", () => {
             : { n: i };
         expect(status.output).toStrictEqual(expected);
       } else {
-        // Only a result that could not be delivered after every retry may fail, and it says so.
+        // Only a result or stream chunk that could not be delivered after every retry may fail (five faults
+        // in a row on one post: about one run in eight meets one), and the error says which.
         expect(status.status).toBe("FAILED");
-        expect(String(status.error)).toContain("Job result was not accepted");
+        expect(String(status.error)).toMatch(
+          /Job result was not accepted|Stream chunk \d+ could not be delivered: .* failed after 5 attempts/,
+        );
       }
     }
     expect(completed).toBeGreaterThanOrEqual(JOBS * 0.99);
