@@ -18,6 +18,8 @@
 #   FLASH_IMAGE_WORK     buildah storage directory, kept afterwards (default: a new directory, removed at the
 #                        end, in /dev/shm when it is a tmpfs with over 8 GB free, else in /var/tmp)
 #   FLASH_DEBIAN_MIRROR  the Debian mirror debootstrap uses (default http://deb.debian.org/debian)
+#   FLASH_STANDIN_NODE   the node binary put in the stand-in base (default: this machine's node); CI passes the
+#                        major the images ship, from npm's `node` package
 # Exit status: 0 when both images built and every smoke test passed.
 # shellcheck disable=SC2016 # the single-quoted bash -c / node -e programs expand their own variables
 set -euo pipefail
@@ -158,7 +160,8 @@ if [[ $real_bases == no ]]; then
     echo "debootstrap rootfs: not cached yet, running debootstrap --variant=minbase bookworm ($mirror)"
     make_rootfs
   fi
-  node_bin=$(realpath "$(command -v node)")
+  node_bin=$(realpath "${FLASH_STANDIN_NODE:-$(command -v node)}")
+  [[ -x $node_bin ]] || die "FLASH_STANDIN_NODE is not an executable: $node_bin"
   npm_dir=$(npm root -g)/npm
   [[ -f $npm_dir/bin/npm-cli.js ]] || die "npm's package directory not found at $npm_dir"
   ctr=$(bh from --pull=never scratch)
@@ -170,7 +173,8 @@ if [[ $real_bases == no ]]; then
     'ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx'
   bh config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$ctr"
   bh commit --format docker --rm "$ctr" "$standin" >/dev/null
-  echo "stand-in: Debian bookworm minbase + node $("$node_bin" --version) + npm $(npm --version)"
+  standin_node=$("$node_bin" --version)
+  echo "stand-in: Debian bookworm minbase + node $standin_node + npm $(npm --version)"
   step_done "stand-in base image"
 fi
 
@@ -314,7 +318,7 @@ check "cpu image: an app's own flash-worker 9.9.9 is reported and used" "$logs/u
     grep -qF "Version 9.9.9" <<<"$out" && grep -qF "Job result: {\"output\":{\"v\":1}}" <<<"$out" && ((rc == 0))
   ' _ "${echo_argv[@]}"
 check "cpu image: other commands run as given (flash-entrypoint node --version)" "$logs/passthrough" \
-  expect_in "$(node --version | cut -d. -f1)" in_ctr "$echo_ctr" "${echo_argv[@]:0:3}" node --version
+  expect_in "$(cut -d. -f1 <<<"${standin_node:-v}")" in_ctr "$echo_ctr" "${echo_argv[@]:0:3}" node --version
 bh rm "$echo_ctr" >/dev/null
 
 # stream: a generator handler's chunks, aggregated by the one-shot test.
@@ -373,7 +377,7 @@ for image in localhost/flash-worker:cpu localhost/flash-worker:cuda; do
   base=$((total - layers[-1]))
   echo "$image ($version): $(mb "$total") uncompressed = base $(mb "$base") + runtime layer $(mb "${layers[-1]}")"
 done
-echo "(the stand-in base is Debian minbase + node + npm; node:22-bookworm-slim is about the same size, and the"
+echo "(the stand-in base is Debian minbase + node + npm; node:24-bookworm-slim is about the same size, and the"
 echo " CUDA runtime + cuDNN base is several GB: the runtime layer is what these Dockerfiles add to either)"
 
 if [[ -n $archive_dir ]]; then
@@ -391,8 +395,8 @@ echo "buildah storage used: $(du -sh "$work" 2>/dev/null | cut -f1) in $work"
 
 say "not checked here"
 if [[ $real_bases == no ]]; then
-  echo "- the real bases: node:22-bookworm-slim and nvidia/cuda:*-cudnn-runtime-ubuntu22.04 were not pulled"
-  echo "  (no registry); a Debian bookworm minbase rootfs + this machine's node $(node --version) stood in for both."
+  echo "- the real bases: node:24-bookworm-slim and nvidia/cuda:*-cudnn-runtime-ubuntu22.04 were not pulled"
+  echo "  (no registry); a Debian bookworm minbase rootfs + node $standin_node stood in for both."
   echo "  Run with --real-bases on a machine with registry access before a release."
 fi
 echo "- CUDA and cuDNN libraries, and nvidia-smi on a GPU host: no GPU and no CUDA base here; only the"

@@ -13,7 +13,7 @@ export const isEndpointConfigError = (err: unknown): err is EndpointConfigError 
 /** Node.js majors the images ship, the counterpart of the toolkit's Python 3.10–3.13. */
 export const SUPPORTED_NODE_VERSIONS = ["20", "22", "24"] as const;
 export type NodeVersion = (typeof SUPPORTED_NODE_VERSIONS)[number];
-export const DEFAULT_NODE_VERSION: NodeVersion = "22";
+export const DEFAULT_NODE_VERSION: NodeVersion = "24";
 
 /** What `new Endpoint({...})` takes (the interface document's "Toolkit endpoint configuration"). */
 export interface EndpointOptions {

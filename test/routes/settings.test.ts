@@ -4,14 +4,14 @@ import { Endpoint, EndpointConfigError, type EndpointOptions, GpuGroup, GpuType 
 const make = (options: Record<string, unknown>) => () => new Endpoint(options as EndpointOptions);
 
 describe("Endpoint configuration (interface document: Toolkit endpoint configuration)", () => {
-  it("defaults: GpuGroup.ANY, workers [0, 1], no timeout, Node 22, concurrency 1", () => {
+  it("defaults: GpuGroup.ANY, workers [0, 1], no timeout, Node 24, concurrency 1", () => {
     const api = new Endpoint({ name: "my-api" });
     expect(api.name).toBe("my-api");
     expect(api.gpu).toEqual(["any"]);
     expect(api.cpu).toBeUndefined();
     expect(api.workers).toEqual([0, 1]);
     expect(api.executionTimeoutMs).toBe(0);
-    expect(api.nodeVersion).toBe("22");
+    expect(api.nodeVersion).toBe("24");
     expect(api.dependencies).toEqual([]);
     expect(api.settings.maxConcurrency).toBe(1);
   });
