@@ -647,10 +647,7 @@ class Unpickler {
           marks.push(sp);
           base = sp;
           // the items of a dict just made: scalar pairs go straight in, the rest is left to the loop
-          if (sp > 0 && st[sp - 1] === fresh) {
-            pos = this.dictItems(fresh as Record<string, unknown>, pos);
-            ops += 16;
-          }
+          if (sp > 0 && st[sp - 1] === fresh) pos = this.dictItems(fresh as Record<string, unknown>, pos);
           break;
         case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
           if (sp === base && marks.length > 0) {
