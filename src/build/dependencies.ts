@@ -22,9 +22,9 @@ export interface TargetPlatform {
 /** What the images and the platform's workers run. */
 export const WORKER_PLATFORM: TargetPlatform = { os: "linux", cpu: "x64" };
 
-/** `name@range` → [name, range]; a scoped name keeps its leading @. */
+/** `name@range` → [name, range]; a scoped name keeps its leading @, and the range may hold more (`npm:x@1`). */
 function parseSpec(spec: string): [string, string] {
-  const at = spec.lastIndexOf("@");
+  const at = spec.indexOf("@", 1);
   return at > 0 ? [spec.slice(0, at), spec.slice(at + 1) || "*"] : [spec, "*"];
 }
 
@@ -44,7 +44,7 @@ export function dependencySpecs(
   endpointDependencies: readonly string[],
   log?: Logger,
 ): Record<string, string> {
-  const specs: Record<string, string> = {};
+  const specs = new Map<string, string>();
   const pkgPath = join(root, "package.json");
   if (existsSync(pkgPath)) {
     let pkg: { dependencies?: unknown };
@@ -58,18 +58,20 @@ export function dependencySpecs(
       throw new BuildError("package.json: dependencies must be an object of package names to versions");
     }
     for (const [name, range] of Object.entries(deps as Record<string, unknown>)) {
-      specs[name] = fromProject(root, String(range));
+      specs.set(name, fromProject(root, String(range)));
     }
   }
   for (const spec of endpointDependencies) {
-    const [name, range] = parseSpec(spec);
-    if (specs[name] !== undefined && specs[name] !== range) {
-      log?.warn(`Endpoint dependency ${spec} replaces ${name}@${specs[name]} from package.json`);
+    const [name, raw] = parseSpec(spec);
+    const range = fromProject(root, raw);
+    const before = specs.get(name);
+    if (before !== undefined && before !== range) {
+      log?.warn(`Endpoint dependency ${spec} replaces ${name}@${before} from package.json`);
     }
-    specs[name] = fromProject(root, range);
+    specs.set(name, range);
   }
-  delete specs[RUNTIME_PACKAGE];
-  return specs;
+  specs.delete(RUNTIME_PACKAGE);
+  return Object.fromEntries(specs);
 }
 
 export interface InstallOptions {
