@@ -2,7 +2,7 @@
 // (200 ready, 204 initializing, anything else unhealthy: flash-toolkit §4.2), and a proxy from
 // `/lb/<endpoint_id>/<path>` to a ready worker.
 import { type ChildProcess, spawn } from "node:child_process";
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -420,6 +420,20 @@ export class LbEndpoints {
   get readyWaitMs(): number {
     return this.options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
   }
+}
+
+/** A host naming a load-balanced endpoint: `<endpoint_id>.localhost[:port]`. */
+const LB_HOST = /^([a-z0-9_-]+)\.localhost(?::\d+)?$/i;
+
+/**
+ * The platform's form of RunPod's `https://<endpoint_id>.api.runpod.ai/<path>`: a request to
+ * `http://<endpoint_id>.localhost:<port>/<path>` (curl and browsers resolve *.localhost to loopback) is
+ * routed as `/lb/<endpoint_id>/<path>`. Used as the server's rewriteUrl, before routing.
+ */
+export function lbHostRewrite(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const m = LB_HOST.exec(req.headers.host ?? "");
+  return m ? `/lb/${m[1]}${url.startsWith("/") ? url : `/${url}`}` : url;
 }
 
 /** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */

@@ -12,7 +12,7 @@ import { FILE_LIFETIME_MS, filesApi } from "./files.js";
 import { errorHandler } from "./http.js";
 import { newApiKey, newShortId } from "./ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
-import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbProxy } from "./lb-proxy.js";
+import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbHostRewrite, lbProxy } from "./lb-proxy.js";
 import {
   type EndpointInfo,
   type EndpointInit,
@@ -126,7 +126,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
   };
 
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl: lbHostRewrite });
   app.setErrorHandler(errorHandler(platformLog));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),

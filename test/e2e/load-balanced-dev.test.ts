@@ -2,6 +2,7 @@
 // /lb/<endpoint_id>/<path> to a ready one, holding requests while /ping says 204 (npm run build first).
 import { existsSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +97,45 @@ describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
     });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: "Load-balanced endpoint other not found" });
+  });
+
+  it("answers at http://<endpoint_id>.localhost:<port>/<path> too, as RunPod at <endpoint_id>.api.runpod.ai", async () => {
+    // Node's resolver does not know *.localhost (curl and browsers do): connect to 127.0.0.1 and send the Host
+    const { port } = new URL(base);
+    const viaHost = (host: string, path: string, key: string | null = KEY) =>
+      new Promise<{ status: number; body: unknown }>((done, fail) => {
+        const req = httpRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            path,
+            method: "POST",
+            headers: {
+              host,
+              "content-type": "application/json",
+              ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+            },
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (c: Buffer) => {
+              text += c.toString();
+            });
+            res.on("end", () => done({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        req.on("error", fail);
+        req.end(JSON.stringify({ via: "host" }));
+      });
+    expect(await viaHost(`load-balanced.localhost:${port}`, "/echo")).toEqual({
+      status: 200,
+      body: { via: "host" },
+    });
+    expect((await viaHost(`load-balanced.localhost:${port}`, "/echo", null)).status).toBe(401);
+    expect(await viaHost(`other.localhost:${port}`, "/echo")).toEqual({
+      status: 404,
+      body: { error: "Load-balanced endpoint other not found" },
+    });
   });
 
   it("serves concurrent requests", async () => {
