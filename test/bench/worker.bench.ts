@@ -118,7 +118,7 @@ const bench = async (): Promise<BenchRow[]> => {
   });
   rows.push({
     suite: "queue worker",
-    name: "process start → first job-take (handler.ts via tsx)",
+    name: `process start → first job-take (handler.ts via ${(process.features as { typescript?: unknown }).typescript ? "Node's type stripping" : "tsx"})`,
     value: tsStart,
     unit: "ms",
     baseline: { name: "bare fetch loop", value: bareStart },
