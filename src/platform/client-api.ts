@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PlatformContext } from "./context.js";
 import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitParam } from "./http.js";
-import { isTerminal, type JobRecord, jobView } from "./jobs.js";
+import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "./jobs.js";
 
 /** The platform's payload limits (worker-protocol §11): /run 10 MB, /runsync 20 MB. */
 export const RUN_BODY_LIMIT = 10 * MB;
@@ -27,7 +27,7 @@ const jobRequestSchema = {
       type: "object",
       properties: {
         executionTimeout: { type: "integer", minimum: 1 },
-        ttl: { type: "integer", minimum: 1 },
+        ttl: { type: "integer", minimum: MIN_TTL_MS, maximum: MAX_TTL_MS },
         lowPriority: { type: "boolean" },
       },
     },
@@ -75,6 +75,8 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
       ...(body.policy?.executionTimeout === undefined
         ? {}
         : { executionTimeoutMs: body.policy.executionTimeout }),
+      ...(body.policy?.ttl === undefined ? {} : { ttlMs: body.policy.ttl }),
+      ...(body.policy?.lowPriority === undefined ? {} : { lowPriority: body.policy.lowPriority }),
       sync,
     });
   };

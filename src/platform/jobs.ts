@@ -41,6 +41,11 @@ export interface JobRecord {
   outputStreamed: boolean;
   /** Times the job went back to the queue because its worker was lost. */
   retries: number;
+  /** `policy.lowPriority`: the job waits for a worker but does not make the pool start one. */
+  lowPriority: boolean;
+  /** `policy.ttl`: the job's whole life from submission, queued, running or done; then it is deleted. */
+  ttlMs: number;
+  ttlAt: number;
   /** When /status stops knowing the job; set at the terminal state. */
   expiresAt?: number;
 }
@@ -75,6 +80,11 @@ export interface Retention {
 }
 
 export const DEFAULT_RETENTION: Retention = { runMs: 30 * 60_000, syncMs: 60_000 };
+
+/** The platform's job TTL: 24 h by default, at least 10 s, at most 7 days (policy.ttl, in ms). */
+export const DEFAULT_TTL_MS = 24 * 60 * 60_000;
+export const MIN_TTL_MS = 10_000;
+export const MAX_TTL_MS = 7 * 24 * 60 * 60_000;
 
 /** All jobs by id, with wake-ups for long-polls waiting on a job to change. */
 export class JobStore {
@@ -120,10 +130,21 @@ export class JobStore {
     return this.jobs.size;
   }
 
-  /** Starts the retention clock of a job that just reached a terminal state. */
+  /** Starts the retention clock of a job that just reached a terminal state (never past its TTL). */
   retain(job: JobRecord): void {
-    job.expiresAt =
-      (job.finishedAt ?? this.now()) + (job.sync ? this.retention.syncMs : this.retention.runMs);
+    const kept = (job.finishedAt ?? this.now()) + (job.sync ? this.retention.syncMs : this.retention.runMs);
+    job.expiresAt = Math.min(kept, job.ttlAt);
+  }
+
+  /** Jobs not finished whose TTL has passed. */
+  overdue(): JobRecord[] {
+    const now = this.now();
+    return [...this.jobs.values()].filter((job) => job.expiresAt === undefined && job.ttlAt <= now);
+  }
+
+  /** Forgets a job now (its TTL passed). */
+  forget(id: string): void {
+    this.delete(id);
   }
 
   /** Forgets jobs whose retention ended; returns how many. */

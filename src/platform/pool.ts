@@ -142,7 +142,8 @@ export class WorkerPool {
     if (this.closed || !this.endpoint.config.command) return;
     const [min, max] = this.endpoint.config.workers;
     const alive = this.alive();
-    const waiting = this.endpoint.queue.size;
+    // low-priority jobs wait for a worker without starting one (the platform's policy.lowPriority)
+    const waiting = this.endpoint.queue.scaling;
     // Workers still starting, and job-takes parked right now, will pick up queued jobs without help.
     const coming = alive.filter((p) => !this.hasContacted(p)).length + this.endpoint.queue.waitingTakers;
     const wanted = Math.max(min, Math.min(max, alive.length + Math.max(0, waiting - coming)));
@@ -150,7 +151,7 @@ export class WorkerPool {
       for (let i = alive.length; i < wanted; i++) this.spawn();
       return;
     }
-    if (waiting > 0) return;
+    if (this.endpoint.queue.size > 0) return;
     let count = alive.length;
     const now = Date.now();
     for (const worker of alive.reverse()) {

@@ -21,6 +21,13 @@ export class JobQueue {
     return this.pending.length;
   }
 
+  /** Queued jobs that ask for a worker (all but `policy.lowPriority` ones): what the pool scales on. */
+  get scaling(): number {
+    let n = 0;
+    for (const job of this.pending) if (!job.lowPriority) n++;
+    return n;
+  }
+
   /** Job-takes currently parked here: workers ready for a job right now. */
   get waitingTakers(): number {
     return this.takers.length;

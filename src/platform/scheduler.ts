@@ -1,7 +1,14 @@
 import type { Logger } from "../log/index.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
 import { newJobId } from "./ids.js";
-import { isTerminal, type JobRecord, type JobStatus, JobStore, type Retention } from "./jobs.js";
+import {
+  DEFAULT_TTL_MS,
+  isTerminal,
+  type JobRecord,
+  type JobStatus,
+  JobStore,
+  type Retention,
+} from "./jobs.js";
 import { longPoll } from "./long-poll.js";
 
 export interface SchedulerOptions {
@@ -17,6 +24,9 @@ export interface SubmitRequest {
   webhook?: string;
   /** `policy.executionTimeout` of the request, overriding the endpoint's. */
   executionTimeoutMs?: number;
+  /** `policy.ttl` (default 24 h) and `policy.lowPriority`. */
+  ttlMs?: number;
+  lowPriority?: boolean;
   sync: boolean;
 }
 
@@ -100,6 +110,8 @@ export class Scheduler {
   // ---- client side -----------------------------------------------------------------------------
 
   submit(endpoint: EndpointState, request: SubmitRequest): JobRecord {
+    const now = this.now();
+    const ttlMs = request.ttlMs ?? DEFAULT_TTL_MS;
     const job: JobRecord = {
       id: newJobId(request.sync),
       endpointId: endpoint.id,
@@ -107,13 +119,16 @@ export class Scheduler {
       input: request.input,
       executionTimeoutMs: request.executionTimeoutMs ?? endpoint.config.executionTimeoutMs,
       sync: request.sync,
-      createdAt: this.now(),
+      createdAt: now,
       hasOutput: false,
       stream: [],
       streamRead: 0,
       streamed: false,
       outputStreamed: false,
       retries: 0,
+      lowPriority: request.lowPriority ?? false,
+      ttlMs,
+      ttlAt: now + ttlMs,
     };
     if (request.webhook !== undefined) job.webhook = request.webhook;
     this.jobs.add(job);
@@ -161,6 +176,7 @@ export class Scheduler {
     if (job.status !== "FAILED" && job.status !== "TIMED_OUT") return false;
     job.status = "IN_QUEUE";
     job.createdAt = this.now();
+    job.ttlAt = job.createdAt + job.ttlMs;
     for (const key of [
       "takenAt",
       "finishedAt",
@@ -491,8 +507,10 @@ export class Scheduler {
     return "not-held";
   }
 
-  private sweep(): void {
+  /** The periodic checks, run now: retention and TTL ends, and workers that stopped calling in. */
+  sweep(): void {
     this.jobs.sweep();
+    for (const job of this.jobs.overdue()) this.expire(job);
     const now = this.now();
     for (const endpoint of this.endpoints.values()) {
       for (const worker of [...endpoint.workers.values()]) {
@@ -501,6 +519,26 @@ export class Scheduler {
         else endpoint.workers.delete(worker.id);
       }
     }
+  }
+
+  /** A job whose TTL passed before it finished is deleted, queued or running; its worker is told to stop. */
+  private expire(job: JobRecord): void {
+    const endpoint = this.endpoints.get(job.endpointId);
+    if (endpoint) {
+      endpoint.queue.remove(job);
+      const worker = job.workerId === undefined ? undefined : endpoint.workers.get(job.workerId);
+      if (job.status === "IN_PROGRESS" && worker) {
+        this.release(endpoint, job, worker);
+        worker.stops.push(job.id);
+        worker.wakeStop?.();
+      }
+    }
+    this.log
+      .child({ requestId: job.id })
+      .warn(
+        `Job expired ${job.status === "IN_QUEUE" ? "in the queue" : "while running"}: its TTL of ${job.ttlMs} ms passed; deleted`,
+      );
+    this.jobs.forget(job.id);
   }
 
   private resetStream(job: JobRecord): void {

@@ -32,6 +32,9 @@ function finishedJob(
     streamed: false,
     outputStreamed: false,
     retries: 0,
+    lowPriority: false,
+    ttlMs: 86_400_000,
+    ttlAt: finishedAt + 86_400_000,
   };
 }
 
