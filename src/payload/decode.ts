@@ -221,7 +221,12 @@ function storeUnrolled(d: Record<string, unknown>, kv: readonly unknown[], from:
 
 /** Decodes one pickle. Throws PickleError (bad or refused input) or DeserializeTimeoutError. */
 export function decode(input: Uint8Array, options: DecodeOptions = {}): unknown {
-  return new Unpickler(input, options).run();
+  return new Unpickler(input, options, true).run();
+}
+
+/** The stack machine alone, without the dict fast path: what differential tests compare `decode` with. */
+export function decodeGeneral(input: Uint8Array, options: DecodeOptions = {}): unknown {
+  return new Unpickler(input, options, false).run();
 }
 
 /**
@@ -270,7 +275,11 @@ class Unpickler {
   private winStart = 0;
   private winEnd = 0;
 
-  constructor(input: Uint8Array, options: DecodeOptions) {
+  constructor(
+    input: Uint8Array,
+    options: DecodeOptions,
+    private readonly fastDicts: boolean,
+  ) {
     // a plain Uint8Array view, so slice() copies even when the caller passed a Buffer
     this.buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
     this.dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
@@ -647,7 +656,8 @@ class Unpickler {
           marks.push(sp);
           base = sp;
           // the items of a dict just made: scalar pairs go straight in, the rest is left to the loop
-          if (sp > 0 && st[sp - 1] === fresh) pos = this.dictItems(fresh as Record<string, unknown>, pos);
+          if (sp > 0 && st[sp - 1] === fresh && this.fastDicts)
+            pos = this.dictItems(fresh as Record<string, unknown>, pos);
           break;
         case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
           if (sp === base && marks.length > 0) {
