@@ -87,6 +87,19 @@ class Context implements RouteRequest {
   }
 }
 
+/** A form body as an object: a file part is a Uint8Array (the toolkit's `bytes`), a text part a string; a name sent twice, a list. */
+async function formFields(type: string, body: Buffer): Promise<Record<string, unknown>> {
+  const form = await new Response(body, { headers: { "content-type": type } }).formData();
+  const fields: Record<string, unknown> = Object.create(null);
+  for (const [name, part] of form) {
+    const value = typeof part === "string" ? part : new Uint8Array(await part.arrayBuffer());
+    const before = fields[name];
+    fields[name] =
+      before === undefined ? value : Array.isArray(before) ? [...before, value] : [before, value];
+  }
+  return { ...fields };
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 
@@ -137,6 +150,19 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     parseJson(request, text, done);
   });
 
+  // Forms, as the toolkit's routes take `bytes` parameters: file parts become bytes, the other parts strings.
+  app.addContentTypeParser(
+    ["multipart/form-data", "application/x-www-form-urlencoded"],
+    { parseAs: "buffer" },
+    (request, body, done) => {
+      formFields(request.headers["content-type"] ?? "", body as Buffer).then(
+        (fields) => done(null, fields),
+        (err: Error) =>
+          done(Object.assign(new Error(`Malformed form body: ${err.message}`), { statusCode: 400 })),
+      );
+    },
+  );
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const status = errorStatus(err);
     if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err instanceof SyntaxError) {
@@ -144,9 +170,9 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     }
     if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
       const type = request.headers["content-type"] ?? "none";
-      return reply
-        .code(415)
-        .send({ error: `Unsupported content type ${type}: send JSON (content-type: application/json)` });
+      return reply.code(415).send({
+        error: `Unsupported content type ${type}: send JSON (content-type: application/json) or a form (multipart/form-data)`,
+      });
     }
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limitMb = (request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES) / (1024 * 1024);

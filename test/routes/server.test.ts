@@ -274,7 +274,7 @@ describe("errors", () => {
     expect(res.json()).toEqual({ error: "No route GET /nope on endpoint 'test-api'" });
   });
 
-  it("a body that is not JSON is a 415 that says what to send", async () => {
+  it("a body that is neither JSON nor a form is a 415 that says what to send", async () => {
     const api = endpoint();
     api.post("/echo", (body) => body);
     const server = await serve(api);
@@ -282,10 +282,74 @@ describe("errors", () => {
       method: "POST",
       url: "/echo",
       payload: "a=1",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
+      headers: { "content-type": "application/xml" },
     });
     expect(res.statusCode).toBe(415);
-    expect(res.json().error).toContain("application/json");
+    expect(res.json().error).toBe(
+      "Unsupported content type application/xml: send JSON (content-type: application/json) or a form (multipart/form-data)",
+    );
+  });
+
+  it("a malformed multipart body is a 400", async () => {
+    const api = endpoint();
+    api.post("/upload", (body) => body);
+    const server = await serve(api);
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/upload",
+      payload: "--nope\r\nnot a part",
+      headers: { "content-type": "multipart/form-data; boundary=other" },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/^Malformed form body: /);
+  });
+});
+
+describe("forms: file parts as bytes, the rest as strings (flash-toolkit §4.3 `bytes` parameters)", () => {
+  it("a multipart upload over a real socket: the file is a Uint8Array, fields strings, path params merged", async () => {
+    const api = endpoint();
+    api.post(
+      "/upload/:bucket",
+      (args: { file: Uint8Array; name: string; tag: string[]; bucket: string }) => ({
+        bytes: args.file instanceof Uint8Array ? [...args.file] : "not bytes",
+        name: args.name,
+        tag: args.tag,
+        bucket: args.bucket,
+      }),
+    );
+    const server = await serve(api);
+    const url = await server.app.listen({ host: "127.0.0.1", port: 0 });
+    const form = new FormData();
+    form.append("file", new Blob([Uint8Array.from([0, 1, 2, 255])]), "data.bin");
+    form.append("name", "weights");
+    form.append("tag", "a");
+    form.append("tag", "b");
+    const res = await fetch(`${url}/upload/models`, { method: "POST", body: form });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      bytes: [0, 1, 2, 255],
+      name: "weights",
+      tag: ["a", "b"],
+      bucket: "models",
+    });
+  });
+
+  it("a url-encoded form gives strings; a __proto__ field is just a field", async () => {
+    const api = endpoint();
+    api.post("/form", (args: Record<string, unknown>) => ({
+      keys: Object.keys(args),
+      proto: Object.getPrototypeOf(args) === Object.prototype,
+      a: args.a,
+    }));
+    const server = await serve(api);
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/form",
+      payload: "a=1&__proto__=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(res.json()).toEqual({ keys: ["a", "__proto__"], proto: true, a: "1" });
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
 
