@@ -52,6 +52,13 @@ function floatValue(v: number): number | PyFloat {
     : v;
 }
 
+/** The unsigned little-endian size argument of a 1-, 4- or 8-byte width at `pos`. */
+function readSize(buf: Uint8Array, dv: DataView, pos: number, width: number): number {
+  if (width === 1) return buf[pos]!;
+  if (width === 4) return dv.getUint32(pos, true);
+  return dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
+}
+
 /** LONG1/LONG4 payload: little-endian two's complement of n bytes. */
 function readLong(buf: Uint8Array, dv: DataView, pos: number, n: number): number | bigint {
   if (n === 0) return 0;
@@ -325,7 +332,7 @@ class Unpickler {
         case 0x95: {
           // FRAME: framing only groups opcodes; its length must fit in what is left
           if (pos + 8 > end) throw truncated();
-          const len = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
+          const len = readSize(buf, dv, pos, 8);
           pos += 8;
           if (len > end - pos) throw truncated();
           break;
@@ -415,38 +422,14 @@ class Unpickler {
           st[sp++] = false;
           break;
         // str
-        case 0x8c: {
-          // SHORT_BINUNICODE
-          if (pos + 1 > end) throw truncated();
-          const n = buf[pos++]!;
-          if (n > end - pos) throw truncated();
-          const s = this.str(pos, pos + n);
-          lastStr = s;
-          lastStart = pos;
-          lastEnd = pos + n;
-          st[sp++] = s;
-          pos += n;
-          break;
-        }
-        case 0x58: {
-          // BINUNICODE
-          if (pos + 4 > end) throw truncated();
-          const n = dv.getUint32(pos, true);
-          pos += 4;
-          if (n > end - pos) throw truncated();
-          const s = this.str(pos, pos + n);
-          lastStr = s;
-          lastStart = pos;
-          lastEnd = pos + n;
-          st[sp++] = s;
-          pos += n;
-          break;
-        }
+        case 0x8c: // SHORT_BINUNICODE
+        case 0x58: // BINUNICODE
         case 0x8d: {
           // BINUNICODE8
-          if (pos + 8 > end) throw truncated();
-          const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
-          pos += 8;
+          const width = op === 0x8c ? 1 : op === 0x58 ? 4 : 8;
+          if (pos + width > end) throw truncated();
+          const n = readSize(buf, dv, pos, width);
+          pos += width;
           if (n > end - pos) throw truncated();
           const s = this.str(pos, pos + n);
           lastStr = s;
@@ -463,20 +446,13 @@ class Unpickler {
           pos = nl + 1;
           break;
         }
-        case 0x55: {
-          // SHORT_BINSTRING: a Python 2 str, read as ASCII like Python 3's default
-          if (pos + 1 > end) throw truncated();
-          const n = buf[pos++]!;
-          if (n > end - pos) throw truncated();
-          st[sp++] = asciiStrict(buf, pos, pos + n);
-          pos += n;
-          break;
-        }
+        case 0x55: // SHORT_BINSTRING: a Python 2 str, read as ASCII like Python 3's default
         case 0x54: {
-          // BINSTRING
-          if (pos + 4 > end) throw truncated();
-          const n = dv.getInt32(pos, true);
-          pos += 4;
+          // BINSTRING (its 4-byte size is signed)
+          const width = op === 0x55 ? 1 : 4;
+          if (pos + width > end) throw truncated();
+          const n = width === 1 ? buf[pos]! : dv.getInt32(pos, true);
+          pos += width;
           if (n < 0) throw new PickleError("BINSTRING pickle has negative byte count");
           if (n > end - pos) throw truncated();
           st[sp++] = asciiStrict(buf, pos, pos + n);
@@ -491,31 +467,15 @@ class Unpickler {
           break;
         }
         // bytes
-        case 0x43: {
-          // SHORT_BINBYTES
-          if (pos + 1 > end) throw truncated();
-          const n = buf[pos++]!;
-          if (n > end - pos) throw truncated();
-          st[sp++] = buf.slice(pos, pos + n);
-          pos += n;
-          break;
-        }
-        case 0x42: {
-          // BINBYTES
-          if (pos + 4 > end) throw truncated();
-          const n = dv.getUint32(pos, true);
-          pos += 4;
-          if (n > end - pos) throw truncated();
-          st[sp++] = buf.slice(pos, pos + n);
-          pos += n;
-          break;
-        }
-        case 0x8e:
+        case 0x43: // SHORT_BINBYTES
+        case 0x42: // BINBYTES
+        case 0x8e: // BINBYTES8
         case 0x96: {
-          // BINBYTES8, BYTEARRAY8
-          if (pos + 8 > end) throw truncated();
-          const n = dv.getUint32(pos, true) + dv.getUint32(pos + 4, true) * TWO_32;
-          pos += 8;
+          // BYTEARRAY8
+          const width = op === 0x43 ? 1 : op === 0x42 ? 4 : 8;
+          if (pos + width > end) throw truncated();
+          const n = readSize(buf, dv, pos, width);
+          pos += width;
           if (n > end - pos) throw truncated();
           const b = buf.slice(pos, pos + n);
           st[sp++] = op === 0x96 ? asByteArray(b) : b;

@@ -11,7 +11,7 @@ import type { PlatformContext } from "./context.js";
 import { checkKey, clientGone, HttpError } from "./http.js";
 import { newShortId } from "./ids.js";
 import type { EndpointInit } from "./management-api.js";
-import { relayLine } from "./pool.js";
+import { relayLine, WorkerExits } from "./pool.js";
 import { terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
@@ -57,8 +57,6 @@ const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
 const DEFAULT_READY_WAIT_MS = 90_000;
-/** Crash-loop back-off, as the queue pool: 0.5 s doubling to 30 s; a worker that lived 10 s resets it. */
-const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
 /** The worker's own log line that names its port (src/routes/serve.ts). */
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
@@ -91,8 +89,7 @@ export class LbEndpoint {
   private readonly waiters = new Set<() => void>();
   private readonly agent = new Agent({ keepAlive: true });
   private readonly ticker: NodeJS.Timeout;
-  private crashes = 0;
-  private respawnAt = 0;
+  private readonly exits: WorkerExits;
   private closed = false;
   private next = 0;
 
@@ -100,6 +97,7 @@ export class LbEndpoint {
     readonly init: LbEndpointInit,
     private readonly options: LbOptions,
   ) {
+    this.exits = new WorkerExits(options.log);
     this.name = init.name ?? init.id;
     const [min, max] = init.workers ?? [0, 1];
     if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
@@ -217,8 +215,7 @@ export class LbEndpoint {
 
   /** Replaces every worker (the handler file changed): old ones finish their requests, new ones take the next. */
   restartAll(): void {
-    this.crashes = 0;
-    this.respawnAt = 0;
+    this.exits.reset();
     for (const worker of this.alive()) this.stop(worker);
     this.scale(false);
   }
@@ -264,7 +261,7 @@ export class LbEndpoint {
     const coming = alive.some((w) => w.state === "starting" || w.state === "initializing");
     const busy = alive.every((w) => w.state !== "ready" || w.inFlight > 0);
     const target = Math.max(min, wanted && busy && !coming ? alive.length + 1 : alive.length);
-    if (target > alive.length && Date.now() >= this.respawnAt) {
+    if (target > alive.length && Date.now() >= this.exits.respawnAt) {
       for (let i = alive.length; i < Math.min(target, max); i++) this.spawn();
       return;
     }
@@ -366,19 +363,9 @@ export class LbEndpoint {
   }
 
   private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    const log = this.options.log.child({ subject: worker.id });
-    if (worker.stopping) log.info(`Worker:${worker.id} | stopped (${how})`);
-    else log.warn(`Worker:${worker.id} | exited with ${how}`);
+    this.exits.logged(worker, code, signal);
     if (worker.stopping || this.closed) return;
-    if (code !== 0 && Date.now() - worker.startedAt < CRASH_BACKOFF.healthyAfterMs) {
-      this.crashes++;
-      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
-      this.respawnAt = Date.now() + delay;
-      log.warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
-    } else {
-      this.crashes = 0;
-    }
+    this.exits.crashed(worker, code);
     this.scale(false);
   }
 }

@@ -70,6 +70,54 @@ export function relayLine(line: string, fallback: Level, log: Logger): void {
 /** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
 const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
 
+/** A spawned worker process as the exit bookkeeping sees it. */
+interface ExitingWorker {
+  id: string;
+  startedAt: number;
+  stopping: boolean;
+}
+
+/**
+ * How a pool's worker processes end (queue and load-balanced alike): each exit logged, and workers that crash
+ * soon after they start delay the next start, doubling each time in a row.
+ */
+export class WorkerExits {
+  private crashes = 0;
+  /** No worker is started before this time. */
+  respawnAt = 0;
+
+  constructor(private readonly log: Logger) {}
+
+  /** Logs the exit; returns "code N" or "signal S" for the caller's own messages. */
+  logged(worker: ExitingWorker, code: number | null, signal: NodeJS.Signals | null): string {
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    const log = this.log.child({ subject: worker.id });
+    if (worker.stopping) log.info(`Worker:${worker.id} | stopped (${how})`);
+    else log.warn(`Worker:${worker.id} | exited with ${how}`);
+    return how;
+  }
+
+  /** Counts an exit the pool did not ask for: a crash soon after start pushes the next start back. */
+  crashed(worker: ExitingWorker, code: number | null): void {
+    if (code !== 0 && Date.now() - worker.startedAt < CRASH_BACKOFF.healthyAfterMs) {
+      this.crashes++;
+      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
+      this.respawnAt = Date.now() + delay;
+      this.log
+        .child({ subject: worker.id })
+        .warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
+    } else {
+      this.crashes = 0;
+    }
+  }
+
+  /** Forgets past crashes (the workers are being replaced on purpose). */
+  reset(): void {
+    this.crashes = 0;
+    this.respawnAt = 0;
+  }
+}
+
 /**
  * The worker processes of one endpoint: at least min, up to max while jobs wait, idle ones above min
  * stopped after the idle timeout, crashed ones replaced; their output goes to the platform log.
@@ -78,11 +126,11 @@ export class WorkerPool {
   private readonly processes = new Map<string, WorkerProcess>();
   private readonly timer: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
-  private crashes = 0;
-  private respawnAt = 0;
+  private readonly exits: WorkerExits;
   private closed = false;
 
   constructor(private readonly options: PoolOptions) {
+    this.exits = new WorkerExits(options.log);
     this.unsubscribe = options.scheduler.onQueued((endpoint) => {
       if (endpoint === options.endpoint) this.scale();
     });
@@ -122,8 +170,7 @@ export class WorkerPool {
 
   /** Replaces every worker (the handler file changed): old ones finish their jobs, new ones take the next. */
   restartAll(): void {
-    this.crashes = 0;
-    this.respawnAt = 0;
+    this.exits.reset();
     for (const worker of this.alive()) this.stop(worker);
     this.scale();
   }
@@ -147,7 +194,7 @@ export class WorkerPool {
     // Workers still starting, and job-takes parked right now, will pick up queued jobs without help.
     const coming = alive.filter((p) => !this.hasContacted(p)).length + this.endpoint.queue.waitingTakers;
     const wanted = Math.max(min, Math.min(max, alive.length + Math.max(0, waiting - coming)));
-    if (wanted > alive.length && Date.now() >= this.respawnAt) {
+    if (wanted > alive.length && Date.now() >= this.exits.respawnAt) {
       for (let i = alive.length; i < wanted; i++) this.spawn();
       return;
     }
@@ -224,21 +271,10 @@ export class WorkerPool {
   }
 
   private exited(worker: WorkerProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    const log = this.options.log.child({ subject: worker.id });
-    if (worker.stopping) log.info(`Worker:${worker.id} | stopped (${how})`);
-    else log.warn(`Worker:${worker.id} | exited with ${how}`);
+    const how = this.exits.logged(worker, code, signal);
     this.options.scheduler.workerGone(this.endpoint, worker.id, `worker process exited with ${how}`);
     if (worker.stopping || this.closed) return;
-    const lived = Date.now() - worker.startedAt;
-    if (code !== 0 && lived < CRASH_BACKOFF.healthyAfterMs) {
-      this.crashes++;
-      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
-      this.respawnAt = Date.now() + delay;
-      log.warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
-    } else {
-      this.crashes = 0;
-    }
+    this.exits.crashed(worker, code);
     this.scale();
   }
 }
