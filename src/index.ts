@@ -7,6 +7,12 @@ import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
+export {
+  DownloadError,
+  type DownloadedFile,
+  type DownloadOptions,
+  download,
+} from "./files/download.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
