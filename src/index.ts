@@ -13,6 +13,14 @@ export {
   type DownloadOptions,
   download,
 } from "./files/download.js";
+export {
+  hasBucket,
+  type UploadData,
+  UploadError,
+  type UploadedFile,
+  type UploadOptions,
+  upload,
+} from "./files/upload.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
