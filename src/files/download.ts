@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { Agent, buildConnector, request } from "undici";
+import type { Agent, buildConnector } from "undici";
 import { readFilesConfig } from "../config/index.js";
 import { currentJob } from "../job/scope.js";
 import { VERSION } from "../version.js";
@@ -80,12 +80,14 @@ export async function downloadWith(
   const scope = currentJob();
   const signals = [options.signal, scope?.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
-  const agent = guardedAgent(connection, timeoutMs);
+  // Loaded on first use: undici costs ~0.1 s to load, which workers that never download should not pay.
+  const undici = await import("undici");
+  const agent = guardedAgent(undici, connection, timeoutMs);
   let current = httpUrl(String(url));
   try {
     for (let hop = 0; ; hop++) {
       refuseLiteral(current, connection.policy);
-      const response = await request(current, {
+      const response = await undici.request(current, {
         dispatcher: agent,
         method: "GET",
         headers: { "user-agent": `flash-worker/${VERSION}`, ...options.headers },
@@ -169,7 +171,11 @@ function refuseLiteral(url: URL, policy: AddressPolicy): void {
  * before connecting (a name with any refused address is refused, as runpod-python), and the address
  * the socket actually connected to is checked again before a byte is sent.
  */
-function guardedAgent({ policy, resolve = dnsLookup }: Connection, timeoutMs: number): Agent {
+function guardedAgent(
+  { Agent, buildConnector }: typeof import("undici"),
+  { policy, resolve = dnsLookup }: Connection,
+  timeoutMs: number,
+): Agent {
   const lookup = ((hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, []);
