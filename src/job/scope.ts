@@ -17,7 +17,8 @@ export interface JobScope {
 // Kept on globalThis, as the registry is: the app's own copy of the package must see the runtime's job.
 const KEY = Symbol.for("flash-worker.job-scope");
 const holder = globalThis as { [KEY]?: AsyncLocalStorage<JobScope> };
-const storage = (holder[KEY] ??= new AsyncLocalStorage<JobScope>());
+holder[KEY] ??= new AsyncLocalStorage<JobScope>();
+const storage = holder[KEY];
 
 /** The job whose handler (or anything it awaits) is running now; undefined outside a job. */
 export function currentJob(): JobScope | undefined {
