@@ -1,4 +1,4 @@
-// Hostile payloads (../shared/vectors/hostile.json and our own): each fails cleanly with an error that says
+// Hostile payloads (test/fixtures/pickle/hostile.json and our own): each fails cleanly with an error that says
 // why, nothing runs, no prototype changes, and bombs stop at a limit instead of eating time or memory.
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ interface Hostile {
   note: string;
 }
 const hostile = (
-  JSON.parse(readFileSync(new URL("../../../shared/vectors/hostile.json", import.meta.url), "utf8")) as {
+  JSON.parse(readFileSync(new URL("../fixtures/pickle/hostile.json", import.meta.url), "utf8")) as {
     vectors: Hostile[];
   }
 ).vectors;
