@@ -2,7 +2,7 @@
 // at protocols 0–4 (dependencies.md §3). They are implemented by this table; nothing is imported or looked up.
 import { PickleError, PickleGlobalError } from "./errors.js";
 import { utf8Strict } from "./text.js";
-import { asByteArray, asFrozenSet, isTuple } from "./values.js";
+import { asByteArray, asFrozenSet, isTuple, unhashableType } from "./values.js";
 
 export type AllowedKind = "set" | "frozenset" | "bytearray" | "bytes" | "encode";
 
@@ -18,19 +18,19 @@ export class GlobalRef {
 // A Map, not an object literal: a name like "constructor" or "__proto__" must never match by inheritance.
 const ALLOWED = new Map<string, AllowedKind>([
   ["builtins\nset", "set"],
-  ["__builtin__\nset", "set"],
   ["builtins\nfrozenset", "frozenset"],
-  ["__builtin__\nfrozenset", "frozenset"],
   ["builtins\nbytearray", "bytearray"],
-  ["__builtin__\nbytearray", "bytearray"],
   ["builtins\nbytes", "bytes"],
-  ["__builtin__\nbytes", "bytes"],
   ["_codecs\nencode", "encode"],
 ]);
 
-/** Looks a global up in the allow-list; anything else is refused with an error naming it. */
-export function resolveGlobal(module: string, qualname: string): GlobalRef {
-  const kind = ALLOWED.get(`${module}\n${qualname}`);
+/**
+ * Looks a global up in the allow-list; anything else is refused with an error naming it. Below protocol 3
+ * Python 2's `__builtin__` means `builtins`, as CPython's fix_imports maps it (from protocol 3 on it is no module).
+ */
+export function resolveGlobal(module: string, qualname: string, protocol: number): GlobalRef {
+  const mapped = module === "__builtin__" && protocol < 3 ? "builtins" : module;
+  const kind = ALLOWED.get(`${mapped}\n${qualname}`);
   if (kind === undefined) {
     throw new PickleGlobalError(
       module,
@@ -53,12 +53,21 @@ function latin1Bytes(s: string): Uint8Array {
   return out;
 }
 
-function items(
-  ref: GlobalRef,
-  arg: unknown,
-): Iterable<unknown> & { readonly length?: number; readonly size?: number } {
-  if (Array.isArray(arg) || arg instanceof Set) return arg;
-  throw new PickleError(`${ref.module}.${ref.qualname}() of a ${typeName(arg)} is not plain data`);
+/** What iterating `arg` gives in Python (set(x) and frozenset(x) take any iterable), hashable items only. */
+function items(ref: GlobalRef, arg: unknown): readonly unknown[] | ReadonlySet<unknown> {
+  if (arg instanceof Set) return arg;
+  let out: readonly unknown[];
+  if (Array.isArray(arg)) out = arg;
+  else if (typeof arg === "string") out = [...arg];
+  else if (arg instanceof Uint8Array) out = [...arg];
+  else if (arg instanceof Map) out = [...arg.keys()];
+  else if (typeof arg === "object" && arg !== null && !(arg instanceof GlobalRef)) out = Object.keys(arg);
+  else throw new PickleError(`${ref.module}.${ref.qualname}() of a ${typeName(arg)} is not plain data`);
+  for (const v of out) {
+    const type = unhashableType(v);
+    if (type !== undefined) throw new PickleError(`unhashable type: '${type}'`);
+  }
+  return out;
 }
 
 export function typeName(v: unknown): string {
@@ -92,7 +101,7 @@ export function applyGlobal(
     case "frozenset": {
       if (args.length > 1) bad();
       const src = args.length === 0 ? [] : items(ref, a0);
-      charge((src as { length?: number }).length ?? (src as { size?: number }).size ?? 0);
+      charge(src instanceof Set ? src.size : (src as readonly unknown[]).length);
       const set = new Set(src);
       return ref.kind === "set" ? set : asFrozenSet(set);
     }

@@ -86,7 +86,7 @@ describe("hostile.json: malformed streams fail with the reason", () => {
     ["reduce_non_callable", /REDUCE can only apply an allow-listed global/],
     ["huge_len_unicode", /pickle data was truncated/],
     ["truncated", /pickle data was truncated/],
-    ["no_stop", /pickle data was truncated/],
+    ["no_stop", /^Ran out of input$/],
     ["proto6", /unsupported pickle protocol: 6/],
     ["bad_opcode", /invalid load key, '\\xff'/],
     ["get_missing_memo", /Memo value not found at index 7/],
@@ -244,7 +244,7 @@ describe("own hostile payloads", () => {
 
   it("nothing below a MARK is reachable", () => {
     // as in CPython, APPEND after a MARK cannot reach the list below it
-    expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x61, 0x2e))).toThrow(/stack underflow/);
+    expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x61, 0x2e))).toThrow(/^unexpected MARK found$/);
     expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x65, 0x2e))).not.toThrow();
     expect(() => decode(pk(0x80, 5, 0x65, 0x2e))).toThrow(/could not find MARK/);
     expect(() => decode(pk(0x80, 5, 0x2e))).toThrow(/stack underflow/);
