@@ -190,6 +190,7 @@ export function parseQuotedString(line: string): string {
       continue;
     }
     const e = body[++i];
+    if (e === undefined) throw new PickleError("Trailing \\ in string");
     const simple: Record<string, string> = {
       n: "\n",
       t: "\t",
@@ -205,7 +206,7 @@ export function parseQuotedString(line: string): string {
     };
     if (e === "x") {
       const hex = body.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError("invalid \\x escape in STRING");
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError(`invalid \\x escape at position ${i - 1}`);
       out += String.fromCharCode(Number.parseInt(hex, 16));
       i += 2;
     } else if (e !== undefined && /[0-7]/.test(e)) {
@@ -247,6 +248,10 @@ export function rawUnicodeEscape(buf: Uint8Array, start: number, end: number): s
         throw new PickleError("'rawunicodeescape' codec can't decode bytes: \\Uxxxxxxxx out of range");
       out += String.fromCodePoint(cp);
       i += 1 + width;
+    } else if (c === 0x5c && i + 1 < end) {
+      // a backslash and the character after it are taken as a pair: "\\\\u0041" is no escape
+      out += String.fromCharCode(c, n!);
+      i++;
     } else {
       out += String.fromCharCode(c);
     }
