@@ -32,6 +32,27 @@ export interface Config {
   /** Address the load-balanced server binds (all interfaces in a container). */
   host: string;
   platform: PlatformConfig;
+  fitness: FitnessConfig;
+}
+
+/** The startup fitness checks' settings (worker-protocol §10), runpod-python's names and defaults. */
+export interface FitnessConfig {
+  /** RUNPOD_SKIP_FITNESS_CHECKS: no check at all, built-in or registered. */
+  skipAll: boolean;
+  /** RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: no memory, disk, network or CUDA version check. */
+  skipSystem: boolean;
+  /** RUNPOD_SKIP_GPU_CHECK: no GPU allocation and compute check. */
+  skipGpu: boolean;
+  minMemoryGb: number;
+  minDiskPercent: number;
+  /** "major.minor". */
+  minCudaVersion: string;
+  networkTimeoutMs: number;
+  /** Where the network check dials (runpod-python: 8.8.8.8:53). */
+  networkHost: string;
+  networkPort: number;
+  gpuBenchmarkTimeoutMs: number;
+  gpuTestTimeoutMs: number;
 }
 
 /** The platform's worker-side settings (worker-protocol §2). */
@@ -130,6 +151,39 @@ function httpUrl(raw: string, source: string): string {
 }
 const flag = (): boolean => true;
 
+function decimal(min: number, max: number) {
+  return (raw: string, source: string): number => {
+    const value = Number(raw);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || value < min || value > max) {
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected a number from ${min} to ${max}`);
+    }
+    return value;
+  };
+}
+
+/** Seconds, as runpod-python reads them, kept in ms. */
+function seconds(max: number) {
+  return (raw: string, source: string): number => {
+    const value = decimal(0, max)(raw, `${source} (seconds)`);
+    if (value === 0)
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected more than 0 seconds`);
+    return value * 1000;
+  };
+}
+
+function boolean(raw: string, source: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw new ConfigError(`Invalid value "${raw}" in ${source}: expected true or false`);
+}
+
+function version(raw: string, source: string): string {
+  const match = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(raw);
+  if (!match) throw new ConfigError(`Invalid version "${raw}" in ${source}: expected major.minor, e.g. 11.8`);
+  return `${match[1]}.${match[2] ?? "0"}`;
+}
+
 export const OPTIONS = {
   testInput: { flags: ["--test_input", "--test-input"], env: [], parse: text },
   logLevel: {
@@ -152,6 +206,17 @@ export const OPTIONS = {
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
+  skipFitnessChecks: { flags: [], env: ["RUNPOD_SKIP_FITNESS_CHECKS"], parse: boolean },
+  skipSystemChecks: { flags: [], env: ["RUNPOD_SKIP_AUTO_SYSTEM_CHECKS"], parse: boolean },
+  skipGpuCheck: { flags: [], env: ["RUNPOD_SKIP_GPU_CHECK"], parse: boolean },
+  minMemoryGb: { flags: [], env: ["RUNPOD_MIN_MEMORY_GB"], parse: decimal(0, 1_000_000) },
+  minDiskPercent: { flags: [], env: ["RUNPOD_MIN_DISK_PERCENT"], parse: decimal(0, 100) },
+  minCudaVersion: { flags: [], env: ["RUNPOD_MIN_CUDA_VERSION"], parse: version },
+  networkCheckTimeout: { flags: [], env: ["RUNPOD_NETWORK_CHECK_TIMEOUT"], parse: seconds(600) },
+  networkCheckHost: { flags: [], env: ["RUNPOD_NETWORK_CHECK_HOST"], parse: text },
+  networkCheckPort: { flags: [], env: ["RUNPOD_NETWORK_CHECK_PORT"], parse: integer(1, 65535) },
+  gpuBenchmarkTimeout: { flags: [], env: ["RUNPOD_GPU_BENCHMARK_TIMEOUT"], parse: seconds(600) },
+  gpuTestTimeout: { flags: [], env: ["RUNPOD_GPU_TEST_TIMEOUT"], parse: seconds(3600) },
 } satisfies Record<string, Option<unknown>>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -233,6 +298,19 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
       hostname: env.RUNPOD_POD_HOSTNAME || "unknown",
       apiKey: env.RUNPOD_AI_API_KEY ?? "",
       endpointId: env.RUNPOD_ENDPOINT_ID || undefined,
+    },
+    fitness: {
+      skipAll: pick("skipFitnessChecks") ?? false,
+      skipSystem: pick("skipSystemChecks") ?? false,
+      skipGpu: pick("skipGpuCheck") ?? false,
+      minMemoryGb: pick("minMemoryGb") ?? 4,
+      minDiskPercent: pick("minDiskPercent") ?? 10,
+      minCudaVersion: pick("minCudaVersion") ?? "11.8",
+      networkTimeoutMs: pick("networkCheckTimeout") ?? 5000,
+      networkHost: pick("networkCheckHost") ?? "8.8.8.8",
+      networkPort: pick("networkCheckPort") ?? 53,
+      gpuBenchmarkTimeoutMs: pick("gpuBenchmarkTimeout") ?? 2000,
+      gpuTestTimeoutMs: pick("gpuTestTimeout") ?? 30_000,
     },
   };
   return { config, rest };
