@@ -86,7 +86,10 @@ function checkDevice(
     const back = new Uint8Array(options.allocBytes);
     context.download(buffer, back);
     context.free(buffer);
-    const wrong = back.findIndex((byte) => byte !== PATTERN);
+    // memcmp against the pattern; the index is looked for only when something differs.
+    const wrong = Buffer.from(back.buffer).equals(Buffer.alloc(back.length, PATTERN))
+      ? -1
+      : back.findIndex((byte) => byte !== PATTERN);
     if (wrong >= 0) {
       throw new GpuCheckError(
         `memory readback mismatch: byte ${wrong} of ${options.allocBytes} is 0x${back[wrong]!.toString(16)}, wrote 0x${PATTERN.toString(16)}`,
