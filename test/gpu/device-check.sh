@@ -25,7 +25,12 @@ mkdir -p "$W/app/gpu" && cp "$ROOT/examples/gpu/handler.ts" "$ROOT/examples/gpu/
   nvidia-smi 2>&1 | grep -m1 "CUDA Version"
   ls -la /dev/nvidiactl /proc/driver/nvidia/version 2>&1
 } > "$OUT/env.txt" 2>&1
-summary "== $(head -1 "$OUT/env.txt") | $(sed -n 3p "$OUT/env.txt")"
+# Where neither /proc/driver/nvidia nor /dev/nvidiactl shows, point the runtime at the driver's libraries.
+if [ ! -e /proc/driver/nvidia/version ] && [ ! -e /dev/nvidiactl ] && [ -z "${FLASH_GPU_LIBRARY_DIR:-}" ]; then
+  LIBCUDA=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+  [ -n "$LIBCUDA" ] && export FLASH_GPU_LIBRARY_DIR=$(dirname "$LIBCUDA") && echo "FLASH_GPU_LIBRARY_DIR=$FLASH_GPU_LIBRARY_DIR" >> "$OUT/env.txt"
+fi
+summary "== $(head -1 "$OUT/env.txt") | $(grep -m1 'CUDA Version' "$OUT/env.txt" | tr -s ' ')"
 
 # A local listener for the network check: the device has no internet, and the check never dials out here.
 node -e 'require("net").createServer((s) => s.end()).listen(47100, "127.0.0.1")' &
