@@ -53,6 +53,14 @@ export function gpuSummary(value: GpuFacts | undefined = known): object | undefi
   };
 }
 
+/** "NVIDIA H200", or "2 × NVIDIA H200" for several alike: for views with one short line per worker. */
+export function gpuLabel(value: GpuFacts): string | undefined {
+  if (value.state !== "ok") return undefined;
+  const counts = new Map<string, number>();
+  for (const gpu of value.inventory.gpus) counts.set(gpu.name, (counts.get(gpu.name) ?? 0) + 1);
+  return [...counts].map(([name, n]) => (n > 1 ? `${n} × ${name}` : name)).join(", ");
+}
+
 /** The start log's GPU lines: one per GPU with the driver and CUDA version, or nothing on a CPU host. */
 export function logGpus(log: Logger, value: GpuFacts): void {
   if (value.state === "none") {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { checkCuda, DEFAULT_CUDA_CHECK } from "../../src/gpu/check.js";
 import { Cuda, NO_CUDA_MESSAGE } from "../../src/gpu/cuda.js";
 import { CudaError, GpuCheckError, NoGpuError, NvmlError } from "../../src/gpu/errors.js";
-import { gpuSummary, readGpuFacts } from "../../src/gpu/facts.js";
+import { gpuLabel, gpuSummary, readGpuFacts } from "../../src/gpu/facts.js";
 import { driverPresent } from "../../src/gpu/ffi.js";
 import { cudaVersionText, describeGpu, readInventory } from "../../src/gpu/nvml.js";
 import { runGpuProbe } from "../../src/gpu/probe-runner.js";
@@ -43,6 +43,13 @@ describe("NVML inventory", () => {
         { name: "NVIDIA H100 80GB HBM3", memoryTotalMiB: 143771 },
       ],
     });
+  });
+
+  it("the one-line label groups GPUs alike", () => {
+    const label = (names: string[]) => gpuLabel({ state: "ok", inventory: readInventory(fakeNvml({ names })) });
+    expect(label(["NVIDIA H200"])).toBe("NVIDIA H200");
+    expect(label(["NVIDIA H200", "NVIDIA H200", "NVIDIA L4"])).toBe("2 × NVIDIA H200, NVIDIA L4");
+    expect(gpuLabel({ state: "none", reason: "x" })).toBeUndefined();
   });
 
   it("names NVML's error codes, and shuts NVML down after a failure", () => {
