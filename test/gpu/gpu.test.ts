@@ -46,7 +46,8 @@ describe("NVML inventory", () => {
   });
 
   it("the one-line label groups GPUs alike", () => {
-    const label = (names: string[]) => gpuLabel({ state: "ok", inventory: readInventory(fakeNvml({ names })) });
+    const label = (names: string[]) =>
+      gpuLabel({ state: "ok", inventory: readInventory(fakeNvml({ names })) });
     expect(label(["NVIDIA H200"])).toBe("NVIDIA H200");
     expect(label(["NVIDIA H200", "NVIDIA H200", "NVIDIA L4"])).toBe("2 × NVIDIA H200, NVIDIA L4");
     expect(gpuLabel({ state: "none", reason: "x" })).toBeUndefined();
