@@ -12,8 +12,16 @@ rm -rf "$W" && mkdir -p "$W/app"
 exec 3>&1
 summary() { echo "$*" >> "$OUT/summary.txt"; echo "$*" >&3; }
 
-xz -dc "$ROOT/.device/node.xz" > "$W/node" && chmod +x "$W/node"
-tar -xJf "$ROOT/.device/app.tar.xz" -C "$W/app"
+if command -v xz >/dev/null; then
+  xz -dc "$ROOT/.device/node.xz" > "$W/node"
+  tar -xJf "$ROOT/.device/app.tar.xz" -C "$W/app"
+else # no xz on the machine: Python's lzma reads the same files
+  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    "$ROOT/.device/node.xz" "$W/node"
+  python3 -c 'import tarfile,sys; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' \
+    "$ROOT/.device/app.tar.xz" "$W/app"
+fi
+chmod +x "$W/node"
 export PATH="$W:$PATH"
 PKG="$W/app/node_modules/flash-worker"
 FLASH="$PKG/dist/cli/main.js"
