@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   login: () => import("./login.js"),
   build: () => import("./build.js"),
   deploy: () => import("./deploy.js"),
+  doctor: () => import("./doctor.js"),
 };
 
 function usage(): string {
@@ -37,6 +38,7 @@ function usage(): string {
     "                                   bundle the app and its endpoint manifest into .flash/artifact.tar.gz",
     "  deploy [files...] [--url URL] [--api-key K] [--node-version V]",
     "                                   build, then create or update the endpoints (default 127.0.0.1:8000)",
+    "  doctor [file] [--json]           run every fitness check (system, GPU, the file's own) and list the GPUs",
   ].join("\n");
 }
 

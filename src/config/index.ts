@@ -33,6 +33,7 @@ export interface Config {
   host: string;
   platform: PlatformConfig;
   files: FilesConfig;
+  fitness: FitnessConfig;
 }
 
 /** What download() and upload() read: the size cap, the private-address switch, the bucket (rp_download, rp_upload). */
@@ -47,6 +48,26 @@ export interface FilesConfig {
     accessKeyId?: string;
     secretAccessKey?: string;
   };
+}
+
+/** The startup fitness checks' settings (worker-protocol §10), runpod-python's names and defaults. */
+export interface FitnessConfig {
+  /** RUNPOD_SKIP_FITNESS_CHECKS: no check at all, built-in or registered. */
+  skipAll: boolean;
+  /** RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: no memory, disk, network or CUDA version check. */
+  skipSystem: boolean;
+  /** RUNPOD_SKIP_GPU_CHECK: no GPU allocation and compute check. */
+  skipGpu: boolean;
+  minMemoryGb: number;
+  minDiskPercent: number;
+  /** "major.minor". */
+  minCudaVersion: string;
+  networkTimeoutMs: number;
+  /** Where the network check dials (runpod-python: 8.8.8.8:53). */
+  networkHost: string;
+  networkPort: number;
+  gpuBenchmarkTimeoutMs: number;
+  gpuTestTimeoutMs: number;
 }
 
 /** The platform's worker-side settings (worker-protocol §2). */
@@ -148,9 +169,35 @@ const flag = (): boolean => true;
 /** The spellings runpod-python accepts for a switch, and their opposites. */
 function onOff(raw: string, source: string): boolean {
   const value = raw.trim().toLowerCase();
-  if (["1", "true", "yes"].includes(value)) return true;
-  if (["0", "false", "no"].includes(value)) return false;
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
   throw new ConfigError(`Invalid value "${raw}" in ${source}: expected true or false (or 1/0, yes/no)`);
+}
+
+function decimal(min: number, max: number) {
+  return (raw: string, source: string): number => {
+    const value = Number(raw);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || value < min || value > max) {
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected a number from ${min} to ${max}`);
+    }
+    return value;
+  };
+}
+
+/** Seconds, as runpod-python reads them, kept in ms. */
+function seconds(max: number) {
+  return (raw: string, source: string): number => {
+    const value = decimal(0, max)(raw, `${source} (seconds)`);
+    if (value === 0)
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected more than 0 seconds`);
+    return value * 1000;
+  };
+}
+
+function version(raw: string, source: string): string {
+  const match = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(raw);
+  if (!match) throw new ConfigError(`Invalid version "${raw}" in ${source}: expected major.minor, e.g. 11.8`);
+  return `${match[1]}.${match[2] ?? "0"}`;
 }
 
 export const OPTIONS = {
@@ -184,6 +231,17 @@ export const OPTIONS = {
   bucketEndpointUrl: { flags: [], env: ["BUCKET_ENDPOINT_URL"], parse: httpUrl },
   bucketAccessKeyId: { flags: [], env: ["BUCKET_ACCESS_KEY_ID"], parse: text },
   bucketSecretAccessKey: { flags: [], env: ["BUCKET_SECRET_ACCESS_KEY"], parse: text },
+  skipFitnessChecks: { flags: [], env: ["RUNPOD_SKIP_FITNESS_CHECKS"], parse: onOff },
+  skipSystemChecks: { flags: [], env: ["RUNPOD_SKIP_AUTO_SYSTEM_CHECKS"], parse: onOff },
+  skipGpuCheck: { flags: [], env: ["RUNPOD_SKIP_GPU_CHECK"], parse: onOff },
+  minMemoryGb: { flags: [], env: ["RUNPOD_MIN_MEMORY_GB"], parse: decimal(0, 1_000_000) },
+  minDiskPercent: { flags: [], env: ["RUNPOD_MIN_DISK_PERCENT"], parse: decimal(0, 100) },
+  minCudaVersion: { flags: [], env: ["RUNPOD_MIN_CUDA_VERSION"], parse: version },
+  networkCheckTimeout: { flags: [], env: ["RUNPOD_NETWORK_CHECK_TIMEOUT"], parse: seconds(600) },
+  networkCheckHost: { flags: [], env: ["RUNPOD_NETWORK_CHECK_HOST"], parse: text },
+  networkCheckPort: { flags: [], env: ["RUNPOD_NETWORK_CHECK_PORT"], parse: integer(1, 65535) },
+  gpuBenchmarkTimeout: { flags: [], env: ["RUNPOD_GPU_BENCHMARK_TIMEOUT"], parse: seconds(600) },
+  gpuTestTimeout: { flags: [], env: ["RUNPOD_GPU_TEST_TIMEOUT"], parse: seconds(3600) },
 } satisfies Record<string, Option<unknown>>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -258,6 +316,19 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
       endpointId: env.RUNPOD_ENDPOINT_ID || undefined,
     },
     files: readFilesConfig(env),
+    fitness: {
+      skipAll: pick("skipFitnessChecks") ?? false,
+      skipSystem: pick("skipSystemChecks") ?? false,
+      skipGpu: pick("skipGpuCheck") ?? false,
+      minMemoryGb: pick("minMemoryGb") ?? 4,
+      minDiskPercent: pick("minDiskPercent") ?? 10,
+      minCudaVersion: pick("minCudaVersion") ?? "11.8",
+      networkTimeoutMs: pick("networkCheckTimeout") ?? 5000,
+      networkHost: pick("networkCheckHost") ?? "8.8.8.8",
+      networkPort: pick("networkCheckPort") ?? 53,
+      gpuBenchmarkTimeoutMs: pick("gpuBenchmarkTimeout") ?? 2000,
+      gpuTestTimeoutMs: pick("gpuTestTimeout") ?? 30_000,
+    },
   };
   return { config, rest };
 }

@@ -188,6 +188,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       RUNPOD_PING_INTERVAL: String(options.pingIntervalMs ?? 10_000),
       // Where a worker may store files it returns links to (generated images); the links expire.
       FLASH_FILES_URL: `${base}/files`,
+      // Memory, disk and network thresholds are for cloud hosts, not a laptop; the user's and GPU checks still run.
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
     };
   };
 
