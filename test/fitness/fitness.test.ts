@@ -114,7 +114,7 @@ describe("settings (runpod-python's names and defaults)", () => {
       ],
       [
         { RUNPOD_SKIP_GPU_CHECK: "maybe" },
-        'Invalid value "maybe" in environment variable RUNPOD_SKIP_GPU_CHECK: expected true or false',
+        'Invalid value "maybe" in environment variable RUNPOD_SKIP_GPU_CHECK: expected true or false (or 1/0, yes/no)',
       ],
       [
         { RUNPOD_NETWORK_CHECK_PORT: "70000" },
