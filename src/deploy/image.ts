@@ -1,6 +1,7 @@
 // The app's image: the project's own Dockerfile, or one generated FROM the runtime image holding exactly what
 // `flash build` ships; the runtime image built from the package's Dockerfile.cpu/.gpu when it is nowhere to be
 // had; then pushed. Every step's output is shown as it comes (builds and pushes take minutes).
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,9 @@ export const RUNTIME_IMAGES = {
 } as const;
 /** The flash-worker package running this command: its Dockerfile.cpu/.gpu build the runtime images. */
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Tool output lines that mark progress: build steps, commits, layer copies, the manifest write. */
+const PROGRESS = /^(STEP \d+|COMMIT|Step \d+|Copying (blob|config)|Writing manifest|Storing signatures|Getting image source|Successfully|#\d+ \[|[0-9a-f]{12}: (Pushed|Layer already exists|Pushing))/;
 
 /** The image could not be built or pushed; the message says which step and shows the tool's last lines. */
 export class ImageError extends Error {
@@ -67,8 +71,11 @@ export function checkImageName(image: string): void {
 export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   checkImageName(options.image);
   const { tool, log } = options;
+  // Steps and per-layer push lines as people expect them; the rest (a RUN step's own output) at DEBUG.
   const show = (line: string) => {
-    if (line.trim()) log.info(line);
+    if (!line.trim()) return;
+    if (PROGRESS.test(line)) log.info(line);
+    else log.debug(line);
   };
   const own = join(options.root, "Dockerfile");
   const ownDockerfile = existsSync(own);
@@ -185,6 +192,9 @@ async function ensureRuntimeImage(
     );
   }
   const args: string[] = [];
+  // npm in the build trusts what npm here trusts (a proxy's CA), as a build secret that stays out of the image.
+  const ca = npmCaFile();
+  if (ca) args.push("--secret", `id=npm_ca,src=${ca}`);
   if (options.nodeBaseImage) {
     args.push("--build-arg", `BASE=${options.nodeBaseImage}`);
     if (kind === "gpu") args.push("--build-arg", `NODE_IMAGE=${options.nodeBaseImage}`);
@@ -210,6 +220,15 @@ async function ensureRuntimeImage(
   } catch (err) {
     throw new ImageError(`Building the runtime image ${image} from ${dockerfile} failed: ${detail(err)}`);
   }
+}
+
+/** NODE_EXTRA_CA_CERTS, else npm's cafile setting, when it names a file. */
+function npmCaFile(): string | undefined {
+  const fromEnv = process.env.NODE_EXTRA_CA_CERTS;
+  if (fromEnv && existsSync(fromEnv)) return fromEnv;
+  const npm = spawnSync("npm", ["config", "get", "cafile"], { encoding: "utf8", timeout: 15_000 });
+  const file = npm.stdout?.trim();
+  return file && file !== "null" && file !== "undefined" && existsSync(file) ? file : undefined;
 }
 
 async function imageExists(tool: ContainerTool, image: string): Promise<boolean> {

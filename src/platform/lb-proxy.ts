@@ -13,7 +13,7 @@ import type { EndpointInit } from "./endpoint-init.js";
 import { checkKey, clientGone, HttpError } from "./http.js";
 import { newShortId } from "./ids.js";
 import { relayLine, WorkerExits } from "./pool.js";
-import { markGroupLeader, terminate } from "./terminate.js";
+import { markContainerRun, terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
 export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & {
@@ -324,10 +324,9 @@ export class LbEndpoint {
       cwd: this.init.cwd,
       env: this.launch ? process.env : { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
-      // A container run is a process tree: it is stopped as a group.
-      detached: Boolean(this.launch),
     });
-    if (this.launch) markGroupLeader(child);
+    // A container's processes get the worker's stop signals too (they do not share its process group).
+    if (this.launch) markContainerRun(child);
     let exited: () => void = () => {};
     const now = Date.now();
     const worker: LbWorker = {

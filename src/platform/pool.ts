@@ -4,7 +4,7 @@ import type { Logger } from "../log/index.js";
 import type { EndpointState } from "./endpoint.js";
 import { newShortId } from "./ids.js";
 import type { Scheduler } from "./scheduler.js";
-import { markGroupLeader, terminate } from "./terminate.js";
+import { markContainerRun, terminate } from "./terminate.js";
 
 export interface PoolOptions {
   endpoint: EndpointState;
@@ -234,10 +234,9 @@ export class WorkerPool {
       cwd: config.cwd,
       env: config.launch ? process.env : { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
-      // A container run is a process tree: it is stopped as a group.
-      detached: Boolean(config.launch),
     });
-    if (config.launch) markGroupLeader(child);
+    // A container's processes get the worker's stop signals too (they do not share its process group).
+    if (config.launch) markContainerRun(child);
     let resolveExit: () => void = () => {};
     const worker: WorkerProcess = {
       id,

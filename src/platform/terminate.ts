@@ -1,24 +1,61 @@
 import type { ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 
-/** Children spawned with `detached: true`: each leads its own process group. */
-const leaders = new WeakSet<ChildProcess>();
+/** Children that run a container: its processes live in a session of their own, so they are signalled by pid. */
+const containerRuns = new WeakSet<ChildProcess>();
+/** The processes each container run had when it was asked to stop, for the SIGKILL that may follow. */
+const tracked = new WeakMap<ChildProcess, number[]>();
 
-/** Sends a signal to the child, or to its whole process group when it leads one (a container run). */
-function signal(child: ChildProcess, name: NodeJS.Signals): void {
-  if (child.pid !== undefined && leaders.has(child)) {
+/** Marks a child whose descendants (a container's processes) must get its signals too. */
+export function markContainerRun(child: ChildProcess): void {
+  containerRuns.add(child);
+}
+
+/** Every process below `pid` now (Linux /proc), parents first. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
     try {
-      process.kill(-child.pid, name);
-      return;
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
     } catch {
-      // The group is gone already; the child itself is tried below.
+      // The process ended while we looked.
+    }
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    out.push(next);
+    queue.push(...(children.get(next) ?? []));
+  }
+  return out;
+}
+
+function signal(child: ChildProcess, name: NodeJS.Signals): void {
+  if (containerRuns.has(child) && child.pid !== undefined) {
+    const pids = [...new Set([...(tracked.get(child) ?? []), ...descendants(child.pid)])];
+    tracked.set(child, pids);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
     }
   }
   child.kill(name);
-}
-
-/** Marks a child spawned with `detached: true`: it is signalled with its whole group. */
-export function markGroupLeader(child: ChildProcess): void {
-  leaders.add(child);
 }
 
 /** SIGTERM now (the worker drains), SIGKILL if it has not exited within the grace period. */

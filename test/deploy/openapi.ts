@@ -30,7 +30,9 @@ function withoutExamples(value: Json): Json {
   if (value && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key, inner]) => key !== "examples" && key !== "example" && !(key === "format" && inner === "uri"))
+        .filter(
+          ([key, inner]) => key !== "examples" && key !== "example" && !(key === "format" && inner === "uri"),
+        )
         .map(([key, inner]) => [key, withoutExamples(inner)]),
     );
   }
@@ -57,7 +59,10 @@ export function schemaErrors(schema: Json, value: unknown): string[] {
 }
 
 /** The document's operation for a concrete path (templates like /v2/serverless/{id} matched segment by segment). */
-export function operationFor(method: string, path: string): { template: string; operation: Operation } | undefined {
+export function operationFor(
+  method: string,
+  path: string,
+): { template: string; operation: Operation } | undefined {
   const bare = path.split("?")[0]!;
   const segments = bare.split("/");
   for (const [template, item] of Object.entries(doc.paths)) {
@@ -102,10 +107,12 @@ export function responseViolations(
     const name = response.$ref.split("/").pop()!;
     response = (doc.components.responses as Record<string, typeof response>)[name]!;
   }
-  if (!response.content) return body.length === 0 ? [] : [`${where}: the document has no body here, got ${body.slice(0, 80)}`];
+  if (!response.content)
+    return body.length === 0 ? [] : [`${where}: the document has no body here, got ${body.slice(0, 80)}`];
   const type = contentType.split(";")[0]!.trim();
   const declared = response.content[type];
-  if (!declared) return [`${where}: content type ${type}, the document says ${Object.keys(response.content).join(", ")}`];
+  if (!declared)
+    return [`${where}: content type ${type}, the document says ${Object.keys(response.content).join(", ")}`];
   if (type === "text/event-stream") return sseViolations(where, body);
   if (!declared.schema) return [];
   let value: unknown;
@@ -129,7 +136,11 @@ function sseViolations(where: string, text: string): string[] {
       continue;
     }
     const parsed = JSON.parse(data) as Record<string, unknown>;
-    if (typeof parsed.ts !== "string" || typeof parsed.line !== "string" || !["container", "system"].includes(String(parsed.source))) {
+    if (
+      typeof parsed.ts !== "string" ||
+      typeof parsed.line !== "string" ||
+      !["container", "system"].includes(String(parsed.source))
+    ) {
       out.push(`${where}: event data is not {ts, source, line}: ${data}`);
     }
   }
@@ -196,7 +207,13 @@ export async function conformanceProxy(target: string): Promise<ConformanceProxy
           });
           const judge = () =>
             violations.push(
-              ...responseViolations(method, path, status, contentType, Buffer.concat(received).toString("utf8")),
+              ...responseViolations(
+                method,
+                path,
+                status,
+                contentType,
+                Buffer.concat(received).toString("utf8"),
+              ),
             );
           answer.on("end", () => {
             judge();

@@ -39,7 +39,11 @@ async function api(method: string, path: string, body?: unknown, key = KEY) {
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
-  return { status: response.status, type: response.headers.get("content-type") ?? "", json: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type") ?? "",
+    json: text ? JSON.parse(text) : undefined,
+  };
 }
 
 const QUEUE = {
@@ -70,7 +74,9 @@ describe("REST v2 serverless endpoints on the local platform", () => {
       requestUrls: { runSync: `${platform.url}/v2/${id}/runsync` },
     });
     expect((await api("GET", `/v2/serverless/${id}`)).json.name).toBe("echo");
-    expect((await api("GET", "/v2/serverless")).json.endpoints.map((e: { id: string }) => e.id)).toContain(id);
+    expect((await api("GET", "/v2/serverless")).json.endpoints.map((e: { id: string }) => e.id)).toContain(
+      id,
+    );
 
     const patched = await api("PATCH", `/v2/serverless/${id}`, {
       image: "127.0.0.1:1/app:2",
@@ -84,8 +90,15 @@ describe("REST v2 serverless endpoints on the local platform", () => {
       workers: { min: 0, max: 1, idleTimeout: 5 },
     });
     // pools without excludedTypes replace the selection and clear the exclusions
-    const cleared = await api("PATCH", `/v2/serverless/${id}`, { gpu: { pools: ["ADA_24"], minCudaVersion: "" } });
-    expect(cleared.json.gpu).toEqual({ pools: ["ADA_24"], count: 1, allowedCudaVersions: [], minCudaVersion: null });
+    const cleared = await api("PATCH", `/v2/serverless/${id}`, {
+      gpu: { pools: ["ADA_24"], minCudaVersion: "" },
+    });
+    expect(cleared.json.gpu).toEqual({
+      pools: ["ADA_24"],
+      count: 1,
+      allowedCudaVersions: [],
+      minCudaVersion: null,
+    });
 
     const releases = await api("GET", `/v2/serverless/${id}/releases`);
     expect(releases.json.endpointVersion).toBe(3);
@@ -112,7 +125,9 @@ describe("REST v2 serverless endpoints on the local platform", () => {
     const refused = await api("POST", "/v2/serverless", { ...QUEUE, name: "lb", type: "LOAD_BALANCER" });
     expect(refused.status).toBe(422);
     expect(refused.type).toContain("application/problem+json");
-    expect(refused.json.errors).toContain("$.scaling.type: load-balanced endpoints must scale on REQUEST_COUNT");
+    expect(refused.json.errors).toContain(
+      "$.scaling.type: load-balanced endpoints must scale on REQUEST_COUNT",
+    );
     const created = await api("POST", "/v2/serverless", {
       ...QUEUE,
       name: "lb",
@@ -141,7 +156,11 @@ describe("REST v2 serverless endpoints on the local platform", () => {
     expect(toGpu.status).toBe(400);
     expect(toGpu.json.detail).toContain("compute family cannot be changed");
     await api("DELETE", `/v2/serverless/${created.json.id}`);
-    const odd = await api("POST", "/v2/serverless", { ...QUEUE, gpu: undefined, cpu: [{ id: "cpu5c", vcpuCount: 3 }] });
+    const odd = await api("POST", "/v2/serverless", {
+      ...QUEUE,
+      gpu: undefined,
+      cpu: [{ id: "cpu5c", vcpuCount: 3 }],
+    });
     expect(odd.status).toBe(400);
     expect(odd.json.detail).toBe("cpu[0].vcpuCount: 3 is not a power of two");
   });
@@ -199,17 +218,25 @@ describe("REST v2 serverless endpoints on the local platform", () => {
 
   it("the GPU catalog lists each card with its serverless pool", async () => {
     const { json } = await api("GET", "/v2/catalog/gpus");
-    expect(json.gpus).toContainEqual(expect.objectContaining({ id: "NVIDIA GeForce RTX 4090", pool: "ADA_24" }));
+    expect(json.gpus).toContainEqual(
+      expect.objectContaining({ id: "NVIDIA GeForce RTX 4090", pool: "ADA_24" }),
+    );
     expect(proxy.exchanges.length).toBeGreaterThan(20);
   });
 
   it("an image that cannot be run is said in the platform log, naming the endpoint", async () => {
     const created = await api("POST", "/v2/serverless", QUEUE);
-    for (let i = 0; i < 100 && !lines.some((l) => l.includes(`Endpoint ${created.json.id} (echo): cannot run`)); i++) {
+    for (
+      let i = 0;
+      i < 100 && !lines.some((l) => l.includes(`Endpoint ${created.json.id} (echo): cannot run`));
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(lines.join("\n")).toMatch(
-      new RegExp(`Endpoint ${created.json.id} \\(echo\\): cannot run 127\\.0\\.0\\.1:1/app:1: .*Install buildah`),
+      new RegExp(
+        `Endpoint ${created.json.id} \\(echo\\): cannot run 127\\.0\\.0\\.1:1/app:1: .*Install buildah`,
+      ),
     );
     await api("DELETE", `/v2/serverless/${created.json.id}`);
   });
