@@ -57,11 +57,6 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   } catch (err) {
     throw asDeployError(err, api.url);
   }
-  const tool = findContainerTool({
-    ...(options.containerTool ? { tool: options.containerTool } : {}),
-    ...(options.containerStorage ? { storage: options.containerStorage } : {}),
-  });
-
   const built = await buildArtifact({
     root: options.root,
     entries: options.entries,
@@ -106,6 +101,10 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     return { endpoint, body, current, patch };
   });
 
+  const tool = findContainerTool({
+    ...(options.containerTool ? { tool: options.containerTool } : {}),
+    ...(options.containerStorage ? { storage: options.containerStorage } : {}),
+  });
   const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
   const image = await buildAndPush({
     tool,

@@ -18,7 +18,8 @@ export const RUNTIME_IMAGES = {
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** Tool output lines that mark progress: build steps, commits, layer copies, the manifest write. */
-const PROGRESS = /^(STEP \d+|COMMIT|Step \d+|Copying (blob|config)|Writing manifest|Storing signatures|Getting image source|Successfully|#\d+ \[|[0-9a-f]{12}: (Pushed|Layer already exists|Pushing))/;
+const PROGRESS =
+  /^(STEP \d+|COMMIT|Step \d+|Copying (blob|config)|Writing manifest|Storing signatures|Getting image source|Successfully|#\d+ \[|[0-9a-f]{12}: (Pushed|Layer already exists|Pushing))/;
 
 /** The image could not be built or pushed; the message says which step and shows the tool's last lines. */
 export class ImageError extends Error {
