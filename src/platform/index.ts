@@ -7,5 +7,5 @@ export { newApiKey } from "./ids.js";
 export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
 export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
 export { WorkerPool } from "./pool.js";
-export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
 export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
+export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
