@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // every fuzz test draws from one seed: fixed by default, FUZZ_SEED=random or =<n> to change it
+    setupFiles: ["test/fuzz-seed.ts"],
   },
 });
