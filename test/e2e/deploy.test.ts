@@ -2,7 +2,7 @@
 // image, pushed to a real OCI registry on loopback (Debian's docker-registry), deployed through the local
 // platform's REST v2 (every exchange judged by the OpenAPI document), pulled and run there as buildah
 // containers; then a redeploy (PATCH, a new image) and undeploy. Needs root, buildah and docker-registry
-// (scripts/test-deps); skipped, saying why, without them. The runtime image is built once on a debootstrap
+// (scripts/test-deps.sh); skipped, saying why, without them. The runtime image is built once on a debootstrap
 // stand-in and kept in FLASH_DEPLOY_TEST_STORAGE (default /var/tmp/flash-deploy-storage) for later runs.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
