@@ -23,8 +23,32 @@ export interface Config {
   localWorkers?: [number, number];
   /** Node.js version flash build/deploy build for (--node-version). */
   nodeVersion?: string;
-  /** Base URL of the platform flash deploy talks to (--url); the local platform when not given. */
-  platformUrl?: string;
+  /** Base URL of the REST v2 API flash deploy/undeploy/endpoints/logs/login call (--api-url, RUNPOD_API_URL). */
+  apiUrl?: string;
+  /** The image flash deploy builds and pushes: REGISTRY/NAME:TAG (--image). */
+  image?: string;
+  /** The image the generated Dockerfile builds FROM, instead of the runtime's own (--base-image). */
+  baseImage?: string;
+  /** Check the registry's TLS certificate on push and pull (--tls-verify=false for a registry on loopback). */
+  tlsVerify?: boolean;
+  /** Create or reuse a registry credential on the platform for a private image (--registry-auth). */
+  registryAuth: boolean;
+  /** Answer yes to confirmations (--yes). */
+  yes: boolean;
+  /** Every recorded endpoint (flash undeploy --all). */
+  all: boolean;
+  /** One worker's logs (flash logs --worker ID). */
+  workerId?: string;
+  /** Keep following new lines (flash logs --follow). */
+  follow: boolean;
+  /** flash login saves the key without checking it against the API (--no-verify). */
+  noVerify: boolean;
+  /** Container tool for image builds and deployed workers: buildah, podman or docker (FLASH_CONTAINER_TOOL). */
+  containerTool?: "buildah" | "podman" | "docker";
+  /** buildah/podman storage folder (vfs) instead of the machine's default storage (FLASH_CONTAINER_STORAGE). */
+  containerStorage?: string;
+  /** Node base the runtime image is built on when it must be built here (FLASH_NODE_BASE_IMAGE). */
+  nodeBaseImage?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
   /** Port of the load-balanced HTTP server. */
@@ -200,6 +224,16 @@ function version(raw: string, source: string): string {
   return `${match[1]}.${match[2] ?? "0"}`;
 }
 
+function containerTool(raw: string, source: string): "buildah" | "podman" | "docker" {
+  if (raw === "buildah" || raw === "podman" || raw === "docker") return raw;
+  throw new ConfigError(`Invalid container tool "${raw}" in ${source}: expected buildah, podman or docker`);
+}
+
+function nonEmpty(raw: string, source: string): string {
+  if (raw.trim() === "") throw new ConfigError(`Empty value in ${source}`);
+  return raw.trim();
+}
+
 export const OPTIONS = {
   testInput: { flags: ["--test_input", "--test-input"], env: [], parse: text },
   logLevel: {
@@ -213,7 +247,19 @@ export const OPTIONS = {
   localApiKey: { flags: ["--api-key"], env: ["FLASH_API_KEY"], parse: apiKey },
   localWorkers: { flags: ["--workers"], env: ["FLASH_WORKERS"], parse: workerRange },
   nodeVersion: { flags: ["--node-version"], env: ["FLASH_NODE_VERSION"], parse: text },
-  platformUrl: { flags: ["--url"], env: ["FLASH_PLATFORM_URL"], parse: httpUrl },
+  apiUrl: { flags: ["--api-url"], env: ["RUNPOD_API_URL"], parse: httpUrl },
+  image: { flags: ["--image"], env: [], parse: nonEmpty },
+  baseImage: { flags: ["--base-image"], env: [], parse: nonEmpty },
+  tlsVerify: { flags: ["--tls-verify"], env: [], boolean: true, parse: onOff },
+  registryAuth: { flags: ["--registry-auth"], env: [], boolean: true, parse: flag },
+  yes: { flags: ["--yes", "-y"], env: [], boolean: true, parse: flag },
+  all: { flags: ["--all"], env: [], boolean: true, parse: flag },
+  workerId: { flags: ["--worker"], env: [], parse: nonEmpty },
+  follow: { flags: ["--follow", "-f"], env: [], boolean: true, parse: flag },
+  noVerify: { flags: ["--no-verify"], env: [], boolean: true, parse: flag },
+  containerTool: { flags: ["--container-tool"], env: ["FLASH_CONTAINER_TOOL"], parse: containerTool },
+  containerStorage: { flags: [], env: ["FLASH_CONTAINER_STORAGE"], parse: nonEmpty },
+  nodeBaseImage: { flags: [], env: ["FLASH_NODE_BASE_IMAGE"], parse: nonEmpty },
   gracePeriod: {
     flags: ["--grace-period"],
     env: ["FLASH_GRACE_PERIOD"],
@@ -299,7 +345,19 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     localApiKey: pick("localApiKey"),
     localWorkers: pick("localWorkers"),
     nodeVersion: pick("nodeVersion"),
-    platformUrl: pick("platformUrl"),
+    apiUrl: pick("apiUrl"),
+    image: pick("image"),
+    baseImage: pick("baseImage"),
+    tlsVerify: pick("tlsVerify"),
+    registryAuth: pick("registryAuth") ?? false,
+    yes: pick("yes") ?? false,
+    all: pick("all") ?? false,
+    workerId: pick("workerId"),
+    follow: pick("follow") ?? false,
+    noVerify: pick("noVerify") ?? false,
+    containerTool: pick("containerTool"),
+    containerStorage: pick("containerStorage"),
+    nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
