@@ -1,14 +1,30 @@
 // The public API of flash-worker. Everything else under src/ is internal.
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
+import type { StandardSchemaV1 } from "./job/validate.js";
 import type { PyType } from "./payload/pytypes.js";
 import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
+export {
+  DownloadError,
+  type DownloadedFile,
+  type DownloadOptions,
+  download,
+} from "./files/download.js";
+export {
+  hasBucket,
+  type UploadData,
+  UploadError,
+  type UploadedFile,
+  type UploadOptions,
+  upload,
+} from "./files/upload.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
+export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
 export type { Logger, LogLevel } from "./log/index.js";
 export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
@@ -44,8 +60,17 @@ export { VERSION } from "./version.js";
 /**
  * Registers the worker's handler and, when this file is the program (`node handler.js`), starts the
  * runtime in the mode the flags and environment choose. Under `flash run/start/dev` or in tests,
- * the caller starts it instead.
+ * the caller starts it instead. With `{ input: schema }` the job's input is validated first and
+ * `job.input` has the schema's type.
  */
+export function handler<S extends StandardSchemaV1, O = unknown>(
+  fn: HandlerFn<StandardSchemaV1.InferOutput<S>, O>,
+  options: HandlerOptions & { input: S },
+): HandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
+export function handler<I = unknown, O = unknown>(
+  fn: HandlerFn<I, O>,
+  options?: HandlerOptions,
+): HandlerDefinition<I, O>;
 export function handler<I = unknown, O = unknown>(
   fn: HandlerFn<I, O>,
   options?: HandlerOptions,

@@ -32,6 +32,21 @@ export interface Config {
   /** Address the load-balanced server binds (all interfaces in a container). */
   host: string;
   platform: PlatformConfig;
+  files: FilesConfig;
+}
+
+/** What download() and upload() read: the size cap, the private-address switch, the bucket (rp_download, rp_upload). */
+export interface FilesConfig {
+  /** RUNPOD_MAX_DOWNLOAD_BYTES; 5 GiB when unset, as runpod-python. */
+  maxDownloadBytes: number;
+  /** RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: loopback, private and metadata addresses may be downloaded from. */
+  allowPrivateDownloads: boolean;
+  bucket: {
+    /** BUCKET_ENDPOINT_URL: the S3 endpoint, with the bucket as its last path segment or first host label. */
+    endpointUrl?: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+  };
 }
 
 /** The platform's worker-side settings (worker-protocol §2). */
@@ -130,6 +145,14 @@ function httpUrl(raw: string, source: string): string {
 }
 const flag = (): boolean => true;
 
+/** The spellings runpod-python accepts for a switch, and their opposites. */
+function onOff(raw: string, source: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (["1", "true", "yes"].includes(value)) return true;
+  if (["0", "false", "no"].includes(value)) return false;
+  throw new ConfigError(`Invalid value "${raw}" in ${source}: expected true or false (or 1/0, yes/no)`);
+}
+
 export const OPTIONS = {
   testInput: { flags: ["--test_input", "--test-input"], env: [], parse: text },
   logLevel: {
@@ -152,6 +175,15 @@ export const OPTIONS = {
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
+  maxDownloadBytes: {
+    flags: [],
+    env: ["RUNPOD_MAX_DOWNLOAD_BYTES"],
+    parse: integer(1, Number.MAX_SAFE_INTEGER),
+  },
+  allowPrivateDownloads: { flags: [], env: ["RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS"], parse: onOff },
+  bucketEndpointUrl: { flags: [], env: ["BUCKET_ENDPOINT_URL"], parse: httpUrl },
+  bucketAccessKeyId: { flags: [], env: ["BUCKET_ACCESS_KEY_ID"], parse: text },
+  bucketSecretAccessKey: { flags: [], env: ["BUCKET_SECRET_ACCESS_KEY"], parse: text },
 } satisfies Record<string, Option<unknown>>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -196,16 +228,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     );
   }
 
-  const pick = <K extends OptionName>(name: K): Parsed[K] => {
-    if (fromFlags[name] !== undefined) return fromFlags[name];
-    const option: Option<unknown> = OPTIONS[name];
-    for (const variable of option.env) {
-      const raw = env[variable];
-      if (raw !== undefined && raw !== "")
-        return option.parse(raw, `environment variable ${variable}`) as Parsed[K];
-    }
-    return undefined;
-  };
+  const pick = <K extends OptionName>(name: K): Parsed[K] => pickOption(name, fromFlags, env);
 
   const podId = env.RUNPOD_POD_ID;
   const config: Config = {
@@ -234,6 +257,33 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
       apiKey: env.RUNPOD_AI_API_KEY ?? "",
       endpointId: env.RUNPOD_ENDPOINT_ID || undefined,
     },
+    files: readFilesConfig(env),
   };
   return { config, rest };
+}
+
+/** A flag's value, else the first environment variable set, else undefined. */
+function pickOption<K extends OptionName>(name: K, fromFlags: Parsed, env: Env): Parsed[K] {
+  if (fromFlags[name] !== undefined) return fromFlags[name];
+  const option: Option<unknown> = OPTIONS[name];
+  for (const variable of option.env) {
+    const raw = env[variable];
+    if (raw !== undefined && raw !== "")
+      return option.parse(raw, `environment variable ${variable}`) as Parsed[K];
+  }
+  return undefined;
+}
+
+/** The file helpers' settings alone: download() and upload() read them when called, from the same options. */
+export function readFilesConfig(env: Env = process.env): FilesConfig {
+  const pick = <K extends OptionName>(name: K): Parsed[K] => pickOption(name, {}, env);
+  return {
+    maxDownloadBytes: pick("maxDownloadBytes") ?? 5 * 1024 ** 3,
+    allowPrivateDownloads: pick("allowPrivateDownloads") ?? false,
+    bucket: {
+      endpointUrl: pick("bucketEndpointUrl"),
+      accessKeyId: pick("bucketAccessKeyId"),
+      secretAccessKey: pick("bucketSecretAccessKey"),
+    },
+  };
 }

@@ -29,6 +29,20 @@ describe("job-take", () => {
     expect(await taking).toEqual({ id, input: { prompt: "hi" } });
   });
 
+  it("hands the request's s3Config to the worker with the job, and /status never shows it", async () => {
+    const s3Config = {
+      accessId: "AK",
+      accessSecret: "SK",
+      bucketName: "out",
+      endpointUrl: "https://s3.example",
+    };
+    const id = await run({ prompt: "hi" }, { s3Config });
+    expect(await t.worker("w1").takeOne()).toEqual({ id, input: { prompt: "hi" }, s3Config });
+    expect(JSON.stringify(await status(id))).not.toContain("SK");
+    const bad = await t.client("/run", { body: { input: 1, s3Config: { bucketName: "out" } } });
+    expect(bad.status).toBe(400);
+  });
+
   it("answers 204 when no job came during the long-poll", async () => {
     const response = await t.worker("w1").takeRaw();
     expect(response.status).toBe(204);
