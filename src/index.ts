@@ -3,7 +3,8 @@ import { type FitnessCheckFn, registerFitnessCheck } from "./fitness/registry.js
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
-import type { RemoteClass, RemoteFunction } from "./payload/remote.js";
+import type { PyType } from "./payload/pytypes.js";
+import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
@@ -46,6 +47,7 @@ export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./j
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
 export type { Logger, LogLevel } from "./log/index.js";
+export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
 export {
   Endpoint,
@@ -103,6 +105,18 @@ export function handler<I = unknown, O = unknown>(
 export interface RemoteOptions {
   /** Parameter names, so Python keyword arguments reach the right positions. */
   params?: readonly string[];
+  /**
+   * Python types of the parameters (by the names in `params`) and of `return`, as Python annotates them:
+   * "float", "int", "list[float]", "dict[str, float]", "tuple[int, str]", "float | None", or
+   * `{ field: type }` for a dict of known fields. Arguments are checked against them; declared floats go
+   * back to Python as float even when whole (`3` → `3.0`).
+   */
+  types?: Readonly<Record<string, PyType>>;
+  /**
+   * Pass-through functions: arguments exactly as decoded, so an integral float (1.0) is a PyFloat and goes
+   * back as float. By default every Python float arrives as a plain number.
+   */
+  exact?: boolean;
 }
 
 /**
@@ -121,7 +135,12 @@ export function remote(
     throw new TypeError(`remote("${name}", fn): fn must be a function or a class`);
   const reg = registry();
   if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
-  reg.remotes.set(name, options.params ? { target, params: options.params } : target);
+  const entry: RemoteEntry = { target };
+  if (options.params) entry.params = options.params;
+  if (options.types) entry.types = options.types;
+  if (options.exact) entry.exact = true;
+  declaredTypes(name, entry);
+  reg.remotes.set(name, entry);
   scheduleAutoStart();
 }
 

@@ -10,7 +10,7 @@ import {
   type Platform,
   startPlatform,
 } from "../platform/index.js";
-import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
+import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
 
 export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
@@ -183,13 +183,15 @@ export async function run(args: string[]): Promise<number> {
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
       ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file)
-      : curlCommand(platform, a.id, sampleBody(a.file));
+      : a.app.openaiCompatible
+        ? chatCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+        : curlCommand(platform, a.id, sampleBody(a.file));
   process.stdout.write(
     [
       ...apps.map((a) =>
         a.app.loadBalanced
           ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
-          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}`,
+          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(platform.url, a.id)})` : ""}`,
       ),
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,

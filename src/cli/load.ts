@@ -37,6 +37,8 @@ const TS_FALLBACK_CODES = new Set([
   "ERR_REQUIRE_ESM",
 ]);
 
+let tsxRegistered = false;
+
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
  * no compiler to load, so workers start sooner. Anything it cannot load goes through tsx.
@@ -51,9 +53,18 @@ async function importTypeScript(url: string): Promise<Module> {
       if (!(err instanceof SyntaxError) && !(typeof code === "string" && TS_FALLBACK_CODES.has(code)))
         throw err;
     }
+    // Node keeps the failed load of these URLs: tsx loads them again under its own namespace (a second
+    // module graph; flash-worker's values and registry are shared through globalThis, so nothing is lost).
+    const { tsImport } = await import("tsx/esm/api");
+    return (await tsImport(url, import.meta.url)) as Module;
   }
-  const { tsImport } = await import("tsx/esm/api");
-  return (await tsImport(url, import.meta.url)) as Module;
+  // tsx's hooks for the whole process: the app's `import "flash-worker"` resolves to the running copy.
+  if (!tsxRegistered) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    tsxRegistered = true;
+  }
+  return (await import(url)) as Module;
 }
 
 /** Imports the user's file (TypeScript natively or through tsx) and returns the app it registered or exports. */

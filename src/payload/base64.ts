@@ -74,11 +74,20 @@ export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record
   }
 }
 
-/** JS value → base64 pickle (protocol 5 unless asked), what `result` and the client's args carry. */
+/** JS value → base64 pickle (protocol 5 unless asked), what the client's args carry. */
 export function serializeArg(value: unknown, options?: EncodeOptions): string {
   try {
     return Buffer.from(encode(value, options)).toString("base64");
   } catch (e) {
     throw wrap("Failed to serialize argument", e);
+  }
+}
+
+/** A function's return value → base64 pickle for `result`; failures say "Failed to serialize result" (flash-toolkit.md §4.4). */
+export function serializeResult(value: unknown, options?: EncodeOptions): string {
+  try {
+    return Buffer.from(encode(value, options)).toString("base64");
+  } catch (e) {
+    throw wrap("Failed to serialize result", e);
   }
 }

@@ -20,18 +20,33 @@ function openaiError(status: number, message: string, code?: string) {
   return { error: { message, type, code: code ?? null, param: null } };
 }
 
-/** The worker's error text: runpod-python's JSON error string carries `error_message`. */
+/** The error_type a chat-completion worker gives a route it does not implement (routes/openai.ts): a 404. */
+const ROUTE_NOT_FOUND = "<class 'OpenAIRouteNotFoundError'>";
+/** runpod-python's error of a generator handler: `handler: <message> \ntraceback: <stack>` (worker-protocol §4.3). */
+const GENERATOR_ERROR = /^handler: ([\s\S]*?) \ntraceback: /;
+
+/** The worker's error text without its traceback: runpod-python's JSON error string carries `error_message`. */
 export function jobErrorMessage(error: unknown): string {
   if (typeof error === "string") {
     try {
       const parsed = JSON.parse(error) as { error_message?: unknown };
       if (typeof parsed.error_message === "string") return parsed.error_message;
     } catch {
-      // Not JSON: the text is the message.
+      // Not JSON: a generator's error string, or the text is the message.
     }
-    return error;
+    return GENERATOR_ERROR.exec(error)?.[1] ?? error;
   }
   return JSON.stringify(error) ?? "unknown error";
+}
+
+function errorType(error: unknown): string | undefined {
+  if (typeof error !== "string") return undefined;
+  try {
+    const parsed = JSON.parse(error) as { error_type?: unknown };
+    return typeof parsed.error_type === "string" ? parsed.error_type : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a non-streaming request gets: a generator's aggregated single answer is unwrapped. */
@@ -50,7 +65,11 @@ function sseOf(chunk: unknown): string {
 function failure(job: JobRecord): { status: number; message: string } {
   if (job.status === "TIMED_OUT") return { status: 504, message: `Job ${job.id} timed out` };
   if (job.status === "CANCELLED") return { status: 499, message: `Job ${job.id} was cancelled` };
-  if (job.status === "FAILED") return { status: 500, message: jobErrorMessage(job.error) };
+  if (job.status === "FAILED")
+    return {
+      status: errorType(job.error) === ROUTE_NOT_FOUND ? 404 : 500,
+      message: jobErrorMessage(job.error),
+    };
   return { status: 504, message: `Job ${job.id} did not finish in time (status ${job.status})` };
 }
 

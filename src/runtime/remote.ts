@@ -1,6 +1,8 @@
+// Remote functions in the runtime: FunctionRequest jobs go to the registered functions, others to the handler.
 import { defineHandler, type HandlerDefinition } from "../job/definition.js";
 import type { Job } from "../job/types.js";
 import { isFunctionRequest, RemoteDispatcher } from "../payload/remote.js";
+import { captureOutput } from "./output.js";
 import { registry } from "./registry.js";
 
 let dispatcher: RemoteDispatcher | undefined;
@@ -8,7 +10,7 @@ const wrapped = new WeakSet<HandlerDefinition>();
 
 /** One dispatcher per process, so class-mode instances live between jobs. */
 function dispatch(input: Parameters<RemoteDispatcher["dispatch"]>[0]) {
-  dispatcher ??= new RemoteDispatcher(registry().remotes);
+  dispatcher ??= new RemoteDispatcher(registry().remotes, { capture: captureOutput });
   return dispatcher.dispatch(input);
 }
 
