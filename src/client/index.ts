@@ -1,5 +1,7 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
 // health, purgeQueue), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+
+export { CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy } from "../http/retry.js";
 export {
   type Admission,
   BREAKER_DEFAULTS,
@@ -23,7 +25,6 @@ export {
 } from "./credentials.js";
 export { type DeployedEndpoint, type Deployments, readDeployments } from "./deployments.js";
 export {
-  CONNECT_RETRY,
   DEFAULT_TIMEOUT_MS,
   EndpointClient,
   type EndpointClientOptions,
@@ -33,7 +34,6 @@ export {
   type JobOutput,
   type JobStatus,
   MAX_PAYLOAD_BYTES,
-  POLL_BACKOFF,
   type WaitOptions,
 } from "./endpoint.js";
 export {

@@ -1,11 +1,7 @@
 // The platform's management API as `flash deploy` uses it: upload an artifact, list, create and delete endpoints.
 import { openAsBlob } from "node:fs";
+import { CONNECT_RETRY, type RetryPolicy, UPLOAD_RETRY, withRetry } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
-import { backoffMs, type RetryPolicy, sleep } from "../worker/retry.js";
-import { CONNECT_RETRY } from "./endpoint.js";
-
-/** Uploads: 3 attempts 2 s then 4 s apart (flash-toolkit §7: base 2 s, max 30 s). */
-export const UPLOAD_RETRY: RetryPolicy = { attempts: 3, baseMs: 2_000, maxMs: 30_000 };
 
 /** The platform could not be reached. */
 export class PlatformConnectionError extends Error {
@@ -90,41 +86,45 @@ export class ManagementClient {
     const retry = options.retry ?? this.options.retry ?? CONNECT_RETRY;
     const headers: Record<string, string> = { Authorization: `Bearer ${this.options.apiKey}` };
     if (contentType) headers["Content-Type"] = contentType;
-    for (let attempt = 1; ; attempt++) {
-      let response: Response;
-      try {
-        response = await this.doFetch(`${this.url}${path}`, {
-          method,
-          headers,
-          ...(body ? { body: await body() } : {}),
-        });
-      } catch (err) {
-        const reason = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-        if (attempt < retry.attempts) {
-          await this.wait(retry, attempt, `${method} ${path}`, reason);
-          continue;
-        }
-        throw new PlatformConnectionError(
-          `Failed to connect to the platform at ${this.url}: ${reason}. Start one with "flash serve", or pass --url.`,
-        );
-      }
-      const text = await response.text();
-      if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
-      if (response.status >= 500 && options.retry5xx !== false && attempt < retry.attempts) {
-        await this.wait(retry, attempt, `${method} ${path}`, `${response.status} ${response.statusText}`);
-        continue;
-      }
-      throw new ManagementHttpError(response.status, response.statusText, errorText(text));
+    const what = `${method} ${path}`;
+    let answer: { response: Response; text: string };
+    try {
+      answer = await withRetry(
+        retry,
+        async () => {
+          const response = await this.doFetch(`${this.url}${path}`, {
+            method,
+            headers,
+            ...(body ? { body: await body() } : {}),
+          });
+          return { response, text: await response.text() };
+        },
+        (outcome) => {
+          if (!outcome.ok) return connectionReason(outcome.error);
+          const { response } = outcome.value;
+          const retried = response.status >= 500 && options.retry5xx !== false;
+          return retried ? `${response.status} ${response.statusText}` : undefined;
+        },
+        {
+          onRetry: (reason, attempt, ms) =>
+            this.options.log?.warn(
+              `${what} attempt ${attempt}/${retry.attempts} failed: ${reason}. Retrying in ${ms} ms`,
+            ),
+        },
+      );
+    } catch (err) {
+      throw new PlatformConnectionError(
+        `Failed to connect to the platform at ${this.url}: ${connectionReason(err)}. Start one with "flash serve", or pass --url.`,
+      );
     }
+    const { response, text } = answer;
+    if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
+    throw new ManagementHttpError(response.status, response.statusText, errorText(text));
   }
+}
 
-  private async wait(retry: RetryPolicy, attempt: number, what: string, reason: string): Promise<void> {
-    const ms = backoffMs(retry, attempt);
-    this.options.log?.warn(
-      `${what} attempt ${attempt}/${retry.attempts} failed: ${reason}. Retrying in ${ms} ms`,
-    );
-    await sleep(ms);
-  }
+function connectionReason(err: unknown): string {
+  return err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
 }
 
 function errorText(body: string): string {

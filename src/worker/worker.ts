@@ -1,4 +1,5 @@
 import type { Config } from "../config/index.js";
+import { sleep } from "../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
@@ -11,7 +12,6 @@ import {
   TooManyRequests,
 } from "./client.js";
 import { ProgressSender } from "./progress.js";
-import { sleep } from "./retry.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (§3.3). */
 export class JobStopped extends Error {
