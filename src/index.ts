@@ -6,6 +6,7 @@ import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
+export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export type { Logger, LogLevel } from "./log/index.js";

@@ -1,5 +1,7 @@
+import { FlashError } from "../errors.js";
 /** A build that cannot go on; the message says what to change (DESIGN §4.4: tests assert it). */
-export class BuildError extends Error {
+export class BuildError extends FlashError {
+  readonly code = "BUILD_FAILED";
   override name = "BuildError";
 }
 

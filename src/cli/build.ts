@@ -1,21 +1,14 @@
 import { relative } from "node:path";
-import { BuildError, buildArtifact, formatSize } from "../build/index.js";
+import { buildArtifact, formatSize } from "../build/index.js";
 import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { EndpointConfigError } from "../routes/settings.js";
-import { LoadError } from "./load.js";
+import { isFlashError } from "../errors.js";
 import { fail, parseToolkitArgs } from "./toolkit-args.js";
 
 export const summary = "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)";
 
 /** Errors the user fixes in their project or command line: printed as one `✗` message, no stack. */
 export function isUserError(err: unknown): err is Error {
-  return (
-    err instanceof BuildError ||
-    err instanceof ConfigError ||
-    err instanceof LoadError ||
-    err instanceof EndpointConfigError
-  );
+  return isFlashError(err, "BUILD_FAILED", "CONFIG_INVALID", "LOAD_FAILED", "ENDPOINT_CONFIG_INVALID");
 }
 
 /** `flash build [entry files...] [--node-version V]` */

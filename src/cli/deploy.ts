@@ -1,14 +1,10 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { buildArtifact, formatSize, type ManifestEndpoint, WORKER_PLATFORM } from "../build/index.js";
-import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../client/credentials.js";
+import { resolveApiKey } from "../client/credentials.js";
 import { type DeployedEndpoint, writeDeployments } from "../client/deployments.js";
 import { toolkitLogger } from "../client/log.js";
-import {
-  type ManagedEndpoint,
-  ManagementClient,
-  ManagementHttpError,
-  PlatformConnectionError,
-} from "../client/management.js";
+import { type ManagedEndpoint, ManagementClient } from "../client/management.js";
+import { FlashError, isFlashError } from "../errors.js";
 import { isLoopback } from "../http/loopback.js";
 import { gzipMagicError } from "../platform/artifacts.js";
 import { isUserError } from "./build.js";
@@ -21,7 +17,8 @@ export const summary =
 export const LOCAL_PLATFORM_URL = "http://127.0.0.1:8000";
 
 /** The platform refused an endpoint; the message starts with the interface document's words. */
-export class ProvisionError extends Error {
+export class ProvisionError extends FlashError {
+  readonly code = "PROVISION_FAILED";
   override name = "ProvisionError";
 }
 
@@ -56,7 +53,7 @@ async function provision(
       ...(endpoint.executionTimeoutMs > 0 ? { executionTimeoutMs: endpoint.executionTimeoutMs } : {}),
     });
   } catch (err) {
-    if (err instanceof ManagementHttpError) {
+    if (isFlashError(err, "MANAGEMENT_HTTP")) {
       throw new ProvisionError(`Failed to provision resources for endpoint ${endpoint.name}: ${err.message}`);
     }
     throw err;
@@ -125,14 +122,17 @@ export async function run(args: string[]): Promise<number> {
   } catch (err) {
     if (
       isUserError(err) ||
-      err instanceof ProvisionError ||
-      err instanceof PlatformConnectionError ||
-      err instanceof ApiKeyError ||
-      err instanceof CredentialsFileError
+      isFlashError(
+        err,
+        "PROVISION_FAILED",
+        "PLATFORM_UNREACHABLE",
+        "API_KEY_MISSING",
+        "CREDENTIALS_FILE_INVALID",
+      )
     ) {
       return fail(err.message);
     }
-    if (err instanceof ManagementHttpError)
+    if (isFlashError(err, "MANAGEMENT_HTTP"))
       return fail(`The platform refused the deployment: ${err.message}`);
     throw err;
   }

@@ -1,11 +1,13 @@
 import { existsSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { FlashError } from "../errors.js";
 import { type App, registry, versionMismatch } from "../runtime/registry.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
-export class LoadError extends Error {
+export class LoadError extends FlashError {
+  readonly code = "LOAD_FAILED";
   override name = "LoadError";
 }
 

@@ -1,3 +1,4 @@
+import { PayloadTooLargeError } from "../errors.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep, withRetry } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -13,7 +14,6 @@ import {
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
-  PayloadTooLargeError,
 } from "./errors.js";
 import { toolkitLogger } from "./log.js";
 
@@ -285,7 +285,7 @@ export class EndpointClient {
       );
     }
     const bytes = Buffer.byteLength(body);
-    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(this.name, bytes, MAX_PAYLOAD_BYTES);
+    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(bytes, MAX_PAYLOAD_BYTES, this.name);
     return body;
   }
 

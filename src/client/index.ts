@@ -1,6 +1,7 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
 // health, purgeQueue), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 
+export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
 export { CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy } from "../http/retry.js";
 export {
   type Admission,
@@ -45,5 +46,4 @@ export {
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
-  PayloadTooLargeError,
 } from "./errors.js";

@@ -1,22 +1,31 @@
 // The platform's management API as `flash deploy` uses it: upload an artifact, list, create and delete endpoints.
+
 import { openAsBlob } from "node:fs";
+import { FlashError, type HttpStatusFields } from "../errors.js";
 import { CONNECT_RETRY, type RetryPolicy, UPLOAD_RETRY, withRetry } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 
 /** The platform could not be reached. */
-export class PlatformConnectionError extends Error {
+export class PlatformConnectionError extends FlashError {
+  readonly code = "PLATFORM_UNREACHABLE";
   override name = "PlatformConnectionError";
 }
 
 /** The platform answered with an error; `detail` is its `{"error"}` text. */
-export class ManagementHttpError extends Error {
+export class ManagementHttpError extends FlashError implements HttpStatusFields {
+  readonly code = "MANAGEMENT_HTTP";
   override name = "ManagementHttpError";
+  /** The platform's `{"error"}` text, or the start of the body. */
+  readonly detail: string;
   constructor(
     readonly status: number,
-    readonly reason: string,
-    readonly detail: string,
+    readonly statusText: string,
+    readonly body: string,
+    readonly url: string,
   ) {
-    super(`${status} ${reason}${detail ? `: ${detail}` : ""}`);
+    const detail = errorText(body);
+    super(`${status} ${statusText}${detail ? `: ${detail}` : ""}`);
+    this.detail = detail;
   }
 }
 
@@ -119,7 +128,7 @@ export class ManagementClient {
     }
     const { response, text } = answer;
     if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
-    throw new ManagementHttpError(response.status, response.statusText, errorText(text));
+    throw new ManagementHttpError(response.status, response.statusText, text, `${this.url}${path}`);
   }
 }
 

@@ -1,7 +1,9 @@
+import { FlashError } from "../errors.js";
 import type { LogLevel } from "../log/index.js";
 
 /** The one error type for bad flags and environment variables; the message names the source. */
-export class ConfigError extends Error {
+export class ConfigError extends FlashError {
+  readonly code = "CONFIG_INVALID";
   override name = "ConfigError";
 }
 

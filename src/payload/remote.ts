@@ -1,5 +1,6 @@
 // Remote-function dispatch: a FunctionRequest (flash-toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
+import { FlashError, isFlashError } from "../errors.js";
 import { deserializeArg, serializeArg } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
@@ -74,7 +75,11 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-class RequestError extends Error {}
+/** A FunctionRequest that names nothing callable: answered with its message alone, no stack. */
+class RequestError extends FlashError {
+  readonly code = "REMOTE_REQUEST_INVALID";
+  override name = "RequestError";
+}
 
 function entryOf(t: RemoteTarget): RemoteEntry {
   return typeof t === "function" ? { target: t } : t;
@@ -101,7 +106,7 @@ export class RemoteDispatcher {
     } catch (e) {
       return functionResponse({
         success: false,
-        error: e instanceof RequestError ? e.message : errorText(e),
+        error: isFlashError(e, "REMOTE_REQUEST_INVALID") ? e.message : errorText(e),
         stdout: "",
       });
     }

@@ -1,7 +1,9 @@
 // The chat-completion-compatible base URL `/v2/<endpoint_id>/openai/v1`: each request becomes a job whose
 // input is `{openai_route, openai_input}` (the platform's language-model worker convention), answered with
 // the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isFlashError } from "../errors.js";
 import type { PlatformContext } from "./context.js";
 import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
@@ -59,7 +61,7 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
   addJsonParser(app, "application/json");
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err instanceof HttpError ? err.statusCode : (err.statusCode ?? 500);
+    const status = isFlashError(err, "HTTP_STATUS") ? (err as HttpError).status : (err.statusCode ?? 500);
     if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
     return reply.code(status).send(openaiError(status, err.message));
   });

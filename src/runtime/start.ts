@@ -1,4 +1,5 @@
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import { type Config, parseConfig } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -60,7 +61,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   try {
     config = parseConfig(options.argv ?? process.argv.slice(2), env).config;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (isFlashError(err, "CONFIG_INVALID")) {
       process.stderr.write(`flash-worker: ${err.message}\n`);
       return 1;
     }

@@ -1,5 +1,6 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
+import { FlashError, type HttpStatusFields } from "../errors.js";
 import { PING_RETRY, RESULT_RETRY, type RetryPolicy, withRetry } from "../http/retry.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
@@ -7,12 +8,14 @@ import { VERSION } from "../version.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
 /** The platform answered 429: wait before asking again (worker-protocol §3.2). */
-export class TooManyRequests extends Error {
+export class TooManyRequests extends FlashError {
+  readonly code = "PLATFORM_TOO_MANY_REQUESTS";
   override name = "TooManyRequests";
 }
 
 /** A non-2xx answer that retrying will not fix, or that retries did not fix. */
-export class PlatformHttpError extends Error {
+export class PlatformHttpError extends FlashError implements HttpStatusFields {
+  readonly code = "PLATFORM_HTTP";
   override name = "PlatformHttpError";
   constructor(
     readonly status: number,
@@ -25,7 +28,8 @@ export class PlatformHttpError extends Error {
 }
 
 /** A post that failed every attempt on connection errors or 5xx answers. */
-export class DeliveryError extends Error {
+export class DeliveryError extends FlashError {
+  readonly code = "PLATFORM_DELIVERY";
   override name = "DeliveryError";
 }
 

@@ -1,25 +1,22 @@
 import type { Config } from "../config/index.js";
+import { FlashError, isFlashError } from "../errors.js";
 import { sleep } from "../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
-import {
-  DeliveryError,
-  type PlatformClient,
-  PlatformHttpError,
-  type RejectedJob,
-  TooManyRequests,
-} from "./client.js";
+import { type PlatformClient, type RejectedJob, TooManyRequests } from "./client.js";
 import { ProgressSender } from "./progress.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (§3.3). */
-export class JobStopped extends Error {
+export class JobStopped extends FlashError {
+  readonly code = "JOB_STOPPED";
   override name = "JobStopped";
 }
 
 /** The worker is shutting down and the grace period ran out before this job finished. */
-export class WorkerShutdown extends Error {
+export class WorkerShutdown extends FlashError {
+  readonly code = "WORKER_SHUTDOWN";
   override name = "WorkerShutdown";
 }
 
@@ -281,12 +278,11 @@ export class QueueWorker {
       return;
     } catch (err) {
       const size = megabytes(Buffer.byteLength(body));
-      const why =
-        err instanceof PlatformHttpError
-          ? `the platform refused the ${size} result with ${err.message}`
-          : `the ${size} result could not be delivered: ${describeError(err)}`;
+      const why = isFlashError(err, "PLATFORM_HTTP")
+        ? `the platform refused the ${size} result with ${err.message}`
+        : `the ${size} result could not be delivered: ${describeError(err)}`;
       log.error(`Failed to return job results. | ${why}`);
-      if (!(err instanceof PlatformHttpError || err instanceof DeliveryError)) throw err;
+      if (!isFlashError(err, "PLATFORM_HTTP", "PLATFORM_DELIVERY")) throw err;
       const fallback: JobResult = { error: `Job result was not accepted: ${why}` };
       if (result.stopPod) fallback.stopPod = true;
       try {
