@@ -2,8 +2,14 @@
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { RemoteClass, RemoteFunction } from "./payload/remote.js";
+import {
+  Endpoint as EndpointDeclaration,
+  type EndpointHandlerDefinition,
+  type RouteArgs,
+  type RouteFn,
+} from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
-import { registry } from "./runtime/registry.js";
+import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
@@ -11,13 +17,12 @@ export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./j
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export type { Logger, LogLevel } from "./log/index.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
-export {
-  Endpoint,
-  type EndpointHandlerDefinition,
-  type RouteArgs,
-  type RouteFn,
-  type RouteRequest,
-  type StartHook,
+export type {
+  EndpointHandlerDefinition,
+  RouteArgs,
+  RouteFn,
+  RouteRequest,
+  StartHook,
 } from "./routes/endpoint.js";
 export { GpuGroup, GpuType } from "./routes/gpu.js";
 export {
@@ -39,6 +44,28 @@ export {
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
 export { VERSION } from "./version.js";
+
+/**
+ * A serverless endpoint in code (see the README, "Load-balanced endpoints"). Declaring routes or a queue
+ * handler records it as the file's app, for `flash start/dev/build` and `start(endpoint)`; unlike
+ * handler() and remote(), it never starts a server by itself when the file is the program.
+ */
+export class Endpoint extends EndpointDeclaration {
+  override route<A = RouteArgs, R = unknown>(method: string, path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+    const declared = super.route(method, path, fn);
+    registry().app = this;
+    return declared;
+  }
+
+  override handler<I = unknown, O = unknown>(
+    fn: HandlerFn<I, O>,
+    options: HandlerOptions = {},
+  ): EndpointHandlerDefinition<I, O> {
+    const definition = super.handler(fn, options);
+    registry().app = this;
+    return definition;
+  }
+}
 
 /**
  * Registers the worker's handler and, when this file is the program (`node handler.js`), starts the
@@ -84,12 +111,20 @@ export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {
   handler: HandlerFn<I, O>;
 }
 
-/** The explicit form: start the runtime now with this handler; resolves when it stops. */
-export async function start<I = unknown, O = unknown>(config: StartConfig<I, O>): Promise<void> {
-  const { handler: fn, ...options } = config;
-  const definition = defineHandler(fn, options) as HandlerDefinition;
+/**
+ * The explicit form: start the runtime now with this handler, or with this Endpoint (its routes on
+ * `PORT`, or its queue handler); resolves when it stops.
+ */
+export async function start<I = unknown, O = unknown>(config: StartConfig<I, O> | Endpoint): Promise<void> {
+  let app: App;
+  if (config instanceof EndpointDeclaration) {
+    app = config;
+  } else {
+    const { handler: fn, ...options } = config;
+    app = defineHandler(fn, options) as HandlerDefinition;
+  }
   const reg = registry();
-  reg.app = definition;
+  reg.app = app;
   reg.managed = true;
-  process.exitCode = await startApp(definition);
+  process.exitCode = await startApp(app);
 }

@@ -1,15 +1,9 @@
 import { relative } from "node:path";
 import { buildArtifact, formatSize } from "../build/index.js";
 import { toolkitLogger } from "../client/log.js";
-import { isFlashError } from "../errors.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { fail, isUserError, parseToolkitArgs } from "./toolkit-args.js";
 
 export const summary = "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)";
-
-/** Errors the user fixes in their project or command line: printed as one `✗` message, no stack. */
-export function isUserError(err: unknown): err is Error {
-  return isFlashError(err, "BUILD_FAILED", "CONFIG_INVALID", "LOAD_FAILED", "ENDPOINT_CONFIG_INVALID");
-}
 
 /** `flash build [entry files...] [--node-version V]` */
 export async function run(args: string[]): Promise<number> {

@@ -7,8 +7,7 @@ import { type ManagedEndpoint, ManagementClient } from "../client/management.js"
 import { FlashError, isFlashError } from "../errors.js";
 import { isLoopback } from "../http/loopback.js";
 import { gzipMagicError } from "../platform/artifacts.js";
-import { isUserError } from "./build.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { fail, isUserError, parseToolkitArgs } from "./toolkit-args.js";
 
 export const summary =
   "build the app, then create or update its endpoints on the platform (local by default)";

@@ -1,5 +1,5 @@
+import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
-import { findHandlerFile, loadApp } from "./load.js";
 
 export const summary = "run one job through the handler locally and print the result";
 

@@ -1,7 +1,8 @@
 import { ConfigError } from "../config/index.js";
+import { nextShutdownSignal } from "../lifecycle.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { consoleUrl, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+import { consoleUrl, type LocalPlatformArgs, parseLocalArgs } from "./local-platform.js";
 
 export const summary = "the local platform alone: workers started elsewhere point their env at it";
 
@@ -41,7 +42,7 @@ export async function run(args: string[]): Promise<number> {
     lines.push(`Ready. Try: ${curlCommand(platform, id, '{"input":{}}')}`);
   }
   process.stdout.write(`${lines.join("\n")}\n`);
-  const signal = await untilSignal();
+  const signal = await nextShutdownSignal().signal;
   log.child({ subject: "serve" }).info(`${signal} received; stopping the platform`);
   await platform.close();
   return 0;

@@ -1,4 +1,5 @@
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 
 /** Flags of login/build/deploy through the one options parser; anything else starting with "-" is refused. */
 export function parseToolkitArgs(
@@ -18,4 +19,9 @@ export function parseToolkitArgs(
 export function fail(message: string): number {
   process.stderr.write(`✗ ${message}\n`);
   return 1;
+}
+
+/** Errors the user fixes in their project or command line: printed as one `✗` message, no stack. */
+export function isUserError(err: unknown): err is Error {
+  return isFlashError(err, "BUILD_FAILED", "CONFIG_INVALID", "LOAD_FAILED", "ENDPOINT_CONFIG_INVALID");
 }

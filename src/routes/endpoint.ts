@@ -2,8 +2,6 @@ import type { IncomingHttpHeaders } from "node:http";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";
 import type { Logger } from "../log/index.js";
-import { scheduleAutoStart } from "../runtime/auto-start.js";
-import { registry } from "../runtime/registry.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
   EndpointConfigError,
@@ -56,7 +54,8 @@ export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends Han
 
 /**
  * A serverless endpoint in code: its configuration, and either HTTP routes (a load-balanced endpoint,
- * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both.
+ * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both. A declaration only: the
+ * public API's subclass records it for `flash`, and nothing here starts a server.
  */
 export class Endpoint {
   readonly kind = "endpoint" as const;
@@ -137,8 +136,6 @@ export class Endpoint {
       );
     }
     this.table.set(key, { method: verb, path: fastifyPath, fn: fn as RouteFn<never> });
-    registry().app = this;
-    scheduleAutoStart();
     return fn;
   }
 
@@ -187,8 +184,6 @@ export class Endpoint {
     const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
     const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
     this.queue = withSettings as EndpointHandlerDefinition;
-    registry().app = this;
-    scheduleAutoStart();
     return withSettings;
   }
 

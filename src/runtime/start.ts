@@ -1,6 +1,7 @@
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
+import { guardProcess, onShutdownSignal } from "../lifecycle.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import { type App, registry } from "./registry.js";
@@ -14,16 +15,6 @@ export interface StartOptions {
   oneShot?: boolean;
 }
 
-/** Keeps a queue worker alive through stray errors from handler code; they are logged, not fatal. */
-function guardProcess(log: Logger): void {
-  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
-  process.on("unhandledRejection", (reason) =>
-    log.error(
-      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
-    ),
-  );
-}
-
 async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logger): Promise<number> {
   // Loaded on demand so the one-shot path stays light.
   const { createPlatformClient } = await import("../worker/client.js");
@@ -35,15 +26,12 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   let heartbeat: ReturnType<typeof startHeartbeat>;
   const jobIds = { update: (ids: readonly string[]) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
-  const onSignal = (signal: NodeJS.Signals) => worker.shutdown(`${signal} received`);
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
+  const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
   heartbeat = startHeartbeat(config, workerLog);
   await running;
-  process.off("SIGTERM", onSignal);
-  process.off("SIGINT", onSignal);
+  stopListening();
   await heartbeat?.stop();
   return 0;
 }

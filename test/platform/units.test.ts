@@ -1,11 +1,12 @@
 // Small pure pieces: relaying worker output, endpoint ids from file names, dev/serve flags.
 import { describe, expect, it } from "vitest";
-import { endpointIdFor, parseLocalArgs } from "../../src/cli/dev.js";
+import { parseLocalArgs } from "../../src/cli/local-platform.js";
 import { ConfigError } from "../../src/config/index.js";
 import { createLogger } from "../../src/log/index.js";
 import type { Platform } from "../../src/platform/index.js";
 import { curlCommand } from "../../src/platform/index.js";
 import { relayLine } from "../../src/platform/pool.js";
+import { endpointIdFor } from "../../src/runtime/load.js";
 
 function capture() {
   const lines: string[] = [];
