@@ -10,6 +10,7 @@ const UNIT = [
   "test/log/**/*.test.ts",
   "test/payload/**/*.test.ts",
   "test/worker/**/*.test.ts",
+  "test/cli/options.test.ts",
   "test/client/breaker.test.ts",
   "test/client/credentials.test.ts",
   "test/console/units.test.ts",

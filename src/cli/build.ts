@@ -1,14 +1,19 @@
 import { relative } from "node:path";
 import { buildArtifact, formatSize } from "../build/index.js";
 import { toolkitLogger } from "../client/log.js";
-import { fail, isUserError, parseToolkitArgs } from "./toolkit-args.js";
+import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
-export const summary = "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)";
+export const spec: CommandSpec = {
+  name: "build",
+  args: "[files...]",
+  summary: "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)",
+  options: [NODE_VERSION_OPTION],
+};
 
 /** `flash build [entry files...] [--node-version V]` */
 export async function run(args: string[]): Promise<number> {
   try {
-    const { config, positional } = parseToolkitArgs("build", args, ["--node-version"]);
+    const { config, positional } = parseCommandArgs(spec, args);
     const log = toolkitLogger().child({ subject: "build" });
     const result = await buildArtifact({
       entries: positional,

@@ -7,10 +7,26 @@ import { type ManagedEndpoint, ManagementClient } from "../client/management.js"
 import { FlashError, isFlashError } from "../errors.js";
 import { isLoopback } from "../http/loopback.js";
 import { gzipMagicError } from "../platform/artifacts.js";
-import { fail, isUserError, parseToolkitArgs } from "./toolkit-args.js";
+import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
-export const summary =
-  "build the app, then create or update its endpoints on the platform (local by default)";
+export const spec: CommandSpec = {
+  name: "deploy",
+  args: "[files...]",
+  summary: "build the app, then create or update its endpoints on the platform (local by default)",
+  options: [
+    {
+      flag: "--url",
+      value: "URL",
+      help: "the platform (env FLASH_PLATFORM_URL; default http://127.0.0.1:8000)",
+    },
+    {
+      flag: "--api-key",
+      value: "KEY",
+      help: "its API key (default: RUNPOD_API_KEY, .env, then flash login's)",
+    },
+    NODE_VERSION_OPTION,
+  ],
+};
 
 /** Where `flash serve` and `flash dev` listen by default. */
 export const LOCAL_PLATFORM_URL = "http://127.0.0.1:8000";
@@ -63,7 +79,7 @@ async function provision(
 export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
-    const { config, positional } = parseToolkitArgs("deploy", args, ["--url", "--api-key", "--node-version"]);
+    const { config, positional } = parseCommandArgs(spec, args);
     const url = config.platformUrl ?? LOCAL_PLATFORM_URL;
     const apiKey = config.localApiKey ?? resolveApiKey({ log }).key;
     // a platform on this machine runs workers here: its packages are this machine's; elsewhere, the workers'

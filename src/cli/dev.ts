@@ -5,9 +5,23 @@ import { createLogger, type Logger } from "../log/index.js";
 import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
 import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
-import { consoleUrl, type LocalPlatformArgs, parseLocalArgs } from "./local-platform.js";
+import {
+  consoleUrl,
+  LOCAL_PLATFORM_OPTIONS,
+  type LocalPlatformArgs,
+  parseLocalArgs,
+} from "./local-platform.js";
+import type { CommandSpec } from "./options.js";
 
-export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
+export const spec: CommandSpec = {
+  name: "dev",
+  args: "[files...]",
+  summary: "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted on change",
+  options: [
+    ...LOCAL_PLATFORM_OPTIONS,
+    { flag: "--workers", value: "MIN,MAX", help: "workers per endpoint (env FLASH_WORKERS; default 1,3)" },
+  ],
+};
 
 /** Files whose change restarts the workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
@@ -62,7 +76,7 @@ export async function run(args: string[]): Promise<number> {
   let parsed: LocalPlatformArgs;
   let files: string[];
   try {
-    parsed = parseLocalArgs(args);
+    parsed = parseLocalArgs(spec, args);
     files =
       parsed.positional.length > 0
         ? parsed.positional.map((f) => findHandlerFile(f))

@@ -1,6 +1,7 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import type { Config } from "../config/index.js";
 import { newApiKey, type Platform } from "../platform/index.js";
+import { type CommandOption, type CommandSpec, LOG_LEVEL_OPTION, parseCommandArgs } from "./options.js";
 
 /** What dev and serve read from the command line, through the one config parser. */
 export interface LocalPlatformArgs {
@@ -12,17 +13,25 @@ export interface LocalPlatformArgs {
   positional: string[];
 }
 
-/**
- * Parses dev/serve flags: `--host`/`--port` are the local API server's (runpod-python's
- * --rp_api_host/--rp_api_port), the rest goes through the shared options.
- */
-export function parseLocalArgs(args: readonly string[], env = process.env): LocalPlatformArgs {
-  const mapped = args.map((arg) =>
-    arg.replace(/^--host(?==|$)/, "--api-host").replace(/^--port(?==|$)/, "--api-port"),
-  );
-  const { config, rest } = parseConfig(mapped, env);
-  const unknown = rest.find((arg) => arg.startsWith("-"));
-  if (unknown) throw new ConfigError(`Unknown option ${unknown}`);
+/** dev's and serve's table: `--host`/`--port` feed the local API server's (runpod-python's --rp_api_host/--rp_api_port). */
+export const LOCAL_PLATFORM_OPTIONS: readonly CommandOption[] = [
+  { flag: "--host", value: "HOST", help: "address to listen on (default 127.0.0.1)", config: "--api-host" },
+  { flag: "--port", value: "PORT", help: "port to listen on (default 8000)", config: "--api-port" },
+  {
+    flag: "--api-key",
+    value: "KEY",
+    help: "the platform's API key (env FLASH_API_KEY; generated when not given)",
+  },
+  LOG_LEVEL_OPTION,
+];
+
+/** Parses dev/serve's command line against the command's table. */
+export function parseLocalArgs(
+  spec: CommandSpec,
+  args: readonly string[],
+  env = process.env,
+): LocalPlatformArgs {
+  const { config, positional } = parseCommandArgs(spec, args, env);
   const generated = config.localApiKey === undefined;
   return {
     config,
@@ -31,7 +40,7 @@ export function parseLocalArgs(args: readonly string[], env = process.env): Loca
     port: config.apiPort,
     apiKey: config.localApiKey ?? newApiKey(),
     keyGenerated: generated,
-    positional: rest,
+    positional,
   };
 }
 

@@ -1,9 +1,14 @@
 import { createInterface } from "node:readline";
 import { saveApiKey } from "../client/credentials.js";
 import { ConfigError } from "../config/index.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
-export const summary = "save an API key in ~/.runpod/config.toml (prompted for, or --api-key)";
+export const spec: CommandSpec = {
+  name: "login",
+  args: "",
+  summary: "save an API key in ~/.runpod/config.toml (prompted for, or --api-key)",
+  options: [{ flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" }],
+};
 
 const consoleUrl = (env: Record<string, string | undefined>) =>
   (env.RUNPOD_CONSOLE_URL || env.CONSOLE_BASE_URL || "https://console.runpod.io").replace(/\/+$/, "");
@@ -34,7 +39,7 @@ export async function run(args: string[]): Promise<number> {
   const env = { ...process.env, FLASH_API_KEY: undefined };
   let key: string | undefined;
   try {
-    const { config, positional } = parseToolkitArgs("login", args, ["--api-key"], env);
+    const { config, positional } = parseCommandArgs(spec, args, env);
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
     key = config.localApiKey;
     if (key === undefined) {
@@ -43,7 +48,7 @@ export async function run(args: string[]): Promise<number> {
       );
       const pasted = (await readLine("Paste the API key: "))?.trim();
       if (!pasted) return fail("No API key given; nothing saved.");
-      key = parseToolkitArgs("login", ["--api-key", pasted], [], env).config.localApiKey;
+      key = parseCommandArgs(spec, ["--api-key", pasted], env).config.localApiKey;
     }
   } catch (err) {
     return fail((err as Error).message);
