@@ -1,4 +1,4 @@
-// `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (flash-toolkit §8.1).
+// `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (docs/toolkit.md §8.1).
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type { Logger } from "../log/index.js";

@@ -1,4 +1,4 @@
-// Where the toolkit finds its API key (interface document, "Authentication"; flash-toolkit §8.4).
+// Where the toolkit finds its API key (interface document, "Authentication"; docs/toolkit.md §8.4).
 
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";

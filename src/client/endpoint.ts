@@ -17,7 +17,7 @@ import {
 } from "./errors.js";
 import { toolkitLogger } from "./log.js";
 
-/** Job states (worker-protocol §4.6). */
+/** Job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
 
 /** A job as /status, /runsync and /cancel return it. */
@@ -33,7 +33,7 @@ export interface JobOutput<O = unknown> {
   workerId?: string;
 }
 
-/** What the request carries besides `input` (peers §E.3 `EndpointInputPayload`). */
+/** What the request carries besides `input` (docs/protocol.md §16 `EndpointInputPayload`). */
 export interface JobOptions {
   webhook?: string;
   policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
@@ -81,11 +81,11 @@ export interface EndpointClientOptions {
 
 /** The platform's /run body limit, and the toolkit's serialized-argument limit (interface document, "Limits"). */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
-/** runsync() and wait() without a timeout and without an executionTimeoutMs (flash-toolkit §7). */
+/** runsync() and wait() without a timeout and without an executionTimeoutMs (docs/toolkit.md §7). */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 /** Deadline of one short request (status, cancel, health, …). */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** The platform holds /runsync at most 300 s and at least 1 s (peers §E.3). */
+/** The platform holds /runsync at most 300 s and at least 1 s (docs/protocol.md §16). */
 const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 /** Extra time a /runsync request may take beyond the wait it asked for. */
 const SYNC_SLACK_MS = 15_000;

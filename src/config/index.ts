@@ -36,7 +36,7 @@ export interface Config {
   platform: PlatformConfig;
 }
 
-/** The platform's worker-side settings (worker-protocol §2). */
+/** The platform's worker-side settings (docs/protocol.md §2). */
 export interface PlatformConfig {
   getJobUrl?: string;
   postOutputUrl: string;
@@ -44,7 +44,7 @@ export interface PlatformConfig {
   pingUrl?: string;
   pingIntervalMs: number;
   workerId: string;
-  /** True when RUNPOD_POD_ID was set; pings need it (worker-protocol §3.7). */
+  /** True when RUNPOD_POD_ID was set; pings need it (docs/protocol.md §3.7). */
   workerIdFromEnv: boolean;
   hostname: string;
   apiKey: string;

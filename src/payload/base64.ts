@@ -1,4 +1,4 @@
-// Base64 + pickle for one argument or result, with flash-toolkit.md §3's limits and exact messages.
+// Base64 + pickle for one argument or result, with docs/toolkit.md §3's limits and exact messages.
 
 import { Buffer } from "node:buffer";
 import { isFlashError, PayloadTooLargeError } from "../errors.js";
@@ -26,7 +26,7 @@ export function b64decode(text: string): Uint8Array {
 
 const reason = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** Limit errors pass through unchanged (flash-toolkit.md §3.2); everything else gets the caller's prefix. */
+/** Limit errors pass through unchanged (docs/toolkit.md §3.2); everything else gets the caller's prefix. */
 function wrap(prefix: string, e: unknown): Error {
   if (isFlashError(e, "PAYLOAD_TOO_LARGE", "DESERIALIZE_TIMEOUT")) return e;
   const inner =

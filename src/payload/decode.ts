@@ -23,7 +23,7 @@ import { decodeUtf8 } from "./utf8.js";
 import { asByteArray, asFrozenSet, isFrozenSet, isTuple, markTuple, PyFloat } from "./values.js";
 
 export interface DecodeOptions {
-  /** Wall-clock budget; defaults to flash-toolkit.md §3.1's 30 s. */
+  /** Wall-clock budget; defaults to docs/toolkit.md §3.1's 30 s. */
   timeoutSeconds?: number;
   /** Millisecond clock, injectable so tests can make time pass. */
   now?: () => number;

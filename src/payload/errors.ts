@@ -1,4 +1,4 @@
-// Errors of the payload codec; their messages are the texts of flash-toolkit.md §3.2 where one exists.
+// Errors of the payload codec; their messages are the texts of docs/toolkit.md §3.2 where one exists.
 import { type ErrorCode, FlashError } from "../errors.js";
 
 /** One class for every payload over its limit, shared with the endpoint client. */
@@ -25,7 +25,7 @@ export class PickleGlobalError extends PickleError {
   }
 }
 
-/** flash-toolkit.md §3.2 `DeserializeTimeoutError`: decoding ran past its wall-clock budget. */
+/** docs/toolkit.md §3.2 `DeserializeTimeoutError`: decoding ran past its wall-clock budget. */
 export class DeserializeTimeoutError extends FlashError {
   readonly code = "DESERIALIZE_TIMEOUT";
   override name = "DeserializeTimeoutError";
@@ -34,7 +34,7 @@ export class DeserializeTimeoutError extends FlashError {
   }
 }
 
-/** Any failure of (de)serializing one argument, wrapped as flash-toolkit.md §3.2 words it. */
+/** Any failure of (de)serializing one argument, wrapped as docs/toolkit.md §3.2 words it. */
 export class SerializationError extends FlashError {
   readonly code = "SERIALIZATION_FAILED";
   override name = "SerializationError";

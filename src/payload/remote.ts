@@ -1,4 +1,4 @@
-// Remote-function dispatch: a FunctionRequest (flash-toolkit.md §2.1) → the registered TypeScript function or
+// Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
 import { FlashError, isFlashError } from "../errors.js";
 import { deserializeArg, serializeArg } from "./base64.js";
@@ -127,7 +127,7 @@ export class RemoteDispatcher {
     if (typeof dict !== "object" || dict === null || Array.isArray(dict))
       throw new RequestError("kwargs must be an object");
     if (this.json(request)) return [list, dict as Record<string, unknown>];
-    // the limits and messages of flash-toolkit.md §3 apply to each argument on its own
+    // the limits and messages of docs/toolkit.md §3 apply to each argument on its own
     const decoded = list.map((a) => deserializeArg(a, this.options.decode));
     const named: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(dict)) {

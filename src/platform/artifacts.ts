@@ -27,7 +27,7 @@ export const ARTIFACT_CONTENT_TYPES = ["application/gzip", "application/x-gzip",
 
 const ARTIFACT_ID = /^[0-9a-f]{16}$/;
 
-/** The toolkit's message when the first two bytes are not gzip's 31, 139 (flash-toolkit §8.2), else undefined. */
+/** The toolkit's message when the first two bytes are not gzip's 31, 139 (docs/toolkit.md §8.2), else undefined. */
 export function gzipMagicError(head: Uint8Array): string | undefined {
   if (head.length >= 2 && head[0] === 31 && head[1] === 139) return undefined;
   const got = head.length === 0 ? "empty file" : `(${head[0]}, ${head[1] ?? "end of file"})`;

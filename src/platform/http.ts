@@ -62,7 +62,7 @@ function sameKey(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (worker-protocol §3.1). */
+/** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (docs/protocol.md §3.1). */
 export function checkKey(request: FastifyRequest, apiKey: string, allowRaw: boolean): void {
   const header = request.headers.authorization;
   if (typeof header === "string") {
@@ -92,7 +92,7 @@ export function clientGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/** A `?wait=` value in ms within the platform's range 1000–300000 (peers §E.3), or the default. */
+/** A `?wait=` value in ms within the platform's range 1000–300000 (docs/protocol.md §16), or the default. */
 export function waitParam(raw: unknown, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);

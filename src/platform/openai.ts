@@ -9,7 +9,7 @@ import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
 import { isTerminal, type JobRecord } from "./jobs.js";
 
-/** Bodies up to the /runsync limit (worker-protocol §11). */
+/** Bodies up to the /runsync limit (docs/protocol.md §11). */
 const BODY_LIMIT = 20 * 1024 * 1024;
 /** A request waits for its job at most this long beyond the job's own execution timeout (queue time). */
 const QUEUE_ALLOWANCE_MS = 5 * 60_000;

@@ -9,7 +9,7 @@ export interface WebhookOptions {
   timeoutMs: number;
 }
 
-/** The platform's policy: the receiver must answer 200; WEBHOOK_RETRY's 2 more tries, 10 s apart (peers §E.3). */
+/** The platform's policy: the receiver must answer 200; WEBHOOK_RETRY's 2 more tries, 10 s apart (docs/protocol.md §16). */
 export const WEBHOOK_DEFAULTS: WebhookOptions = {
   attempts: WEBHOOK_RETRY.attempts,
   retryDelayMs: WEBHOOK_RETRY.baseMs,

@@ -31,7 +31,7 @@ export interface RouteRequest {
 }
 
 /**
- * A route function. `args` is the JSON body object (flash-toolkit §4.3: top-level keys are the arguments),
+ * A route function. `args` is the JSON body object (docs/toolkit.md §4.3: top-level keys are the arguments),
  * or the query for GET and body-less requests, with path parameters merged in; a body that is not an
  * object is passed as it is. The return value is sent as JSON; return a `Response` for full control.
  */

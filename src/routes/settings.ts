@@ -1,8 +1,8 @@
-// Endpoint configuration: each field checked at construction, with flash-toolkit §4.1's messages where it has one.
+// Endpoint configuration: each field checked at construction, with docs/toolkit.md §4.1's messages where it has one.
 import { FlashError, isFlashError } from "../errors.js";
 import { GpuGroup, type GpuType, isGpuGroup, isGpuType } from "./gpu.js";
 
-/** A bad Endpoint option or route; the message is API (DESIGN §4.4) and tests assert it. */
+/** A bad Endpoint option or route; the message is API (docs/design.md §4.4) and tests assert it. */
 export class EndpointConfigError extends FlashError {
   readonly code = "ENDPOINT_CONFIG_INVALID";
   override name = "EndpointConfigError";

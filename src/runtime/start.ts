@@ -36,7 +36,7 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   return 0;
 }
 
-/** Picks the mode from flags and environment (DESIGN §2) and runs the app; resolves to an exit code. */
+/** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
   let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;

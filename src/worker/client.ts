@@ -7,7 +7,7 @@ import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
-/** The platform answered 429: wait before asking again (worker-protocol §3.2). */
+/** The platform answered 429: wait before asking again (docs/protocol.md §3.2). */
 export class TooManyRequests extends FlashError {
   readonly code = "PLATFORM_TOO_MANY_REQUESTS";
   override name = "TooManyRequests";
@@ -44,7 +44,7 @@ export interface TakeResult {
   rejected: RejectedJob[];
 }
 
-/** The worker's side of the protocol (worker-protocol §3): take, done, stream, progress, stop, ping. */
+/** The worker's side of the protocol (docs/protocol.md §3): take, done, stream, progress, stop, ping. */
 export interface PlatformClient {
   readonly urls: PlatformUrls;
   take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult>;
@@ -115,14 +115,14 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     });
   }
 
-  /** Posts a JSON body with the headers runpod-python sends (§3.4), retrying 5xx and connection errors. */
+  /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */
   async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
     const answer = await withRetry(
       retry,
       async () => {
         const response = await doFetch(url, {
           method: "POST",
-          // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (§12.1).
+          // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
           headers: {
             ...sessionHeaders,
             "Content-Type": "application/x-www-form-urlencoded",
@@ -240,7 +240,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
       return withRetry(
         pingRetry,
         async () => {
-          // Only Authorization, as runpod-python's ping sends (§3.7).
+          // Only Authorization, as runpod-python's ping sends (docs/protocol.md §3.7).
           const response = await doFetch(url, {
             headers: { Authorization: platform.apiKey },
             signal: AbortSignal.timeout(timeoutMs),

@@ -8,7 +8,7 @@ import { describeError, type Logger } from "../log/index.js";
 import { type PlatformClient, type RejectedJob, TooManyRequests } from "./client.js";
 import { ProgressSender } from "./progress.js";
 
-/** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (§3.3). */
+/** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
 export class JobStopped extends FlashError {
   readonly code = "JOB_STOPPED";
   override name = "JobStopped";
@@ -33,13 +33,13 @@ export interface WorkerOptions {
   heartbeat?: JobIdsListener;
 }
 
-/** One stream chunk may be at most 1 MB (worker-protocol §4.3); larger ones fail the job with a clear message. */
+/** One stream chunk may be at most 1 MB (docs/protocol.md §4.3); larger ones fail the job with a clear message. */
 export const STREAM_CHUNK_LIMIT_BYTES = 1024 * 1024;
 /** When at capacity, re-ask the concurrency modifier at least this often. */
 const CAPACITY_RECHECK_MS = 250;
 /** An empty take or stop poll answered faster than this waits out the rest: no hot loop on instant 204s. */
 const EMPTY_POLL_FLOOR_MS = 250;
-/** 429 from job-take or job-stop: pause as runpod-python does (§3.2). */
+/** 429 from job-take or job-stop: pause as runpod-python does (docs/protocol.md §3.2). */
 const THROTTLE_MS = 5000;
 /** Take failures back off from 250 ms doubling to 10 s, so a platform outage is not hammered. */
 const TAKE_ERROR_BACKOFF = { baseMs: 250, maxMs: 10_000 };
@@ -54,7 +54,7 @@ const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /**
  * The queue worker: take jobs, run them through the job engine, report them; a stop channel cancels
- * single jobs, and shutdown drains in-flight jobs within the grace period (worker-protocol §5).
+ * single jobs, and shutdown drains in-flight jobs within the grace period (docs/protocol.md §5).
  */
 export class QueueWorker {
   private readonly running = new Map<string, RunningJob>();

@@ -208,7 +208,9 @@ describe("QueueWorker", () => {
     platform.push({ id: "not-taken", input: 2 });
     release();
     await finished;
-    expect(platform.answers).toEqual([{ jobId: "in-flight", result: { output: "finished" }, isStream: false }]);
+    expect(platform.answers).toEqual([
+      { jobId: "in-flight", result: { output: "finished" }, isStream: false },
+    ]);
   });
 
   it("a handler that throws answers with the runpod-python error fields", async () => {
