@@ -28,6 +28,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // every fuzz test draws from one seed: fixed by default, FUZZ_SEED=random or =<n> to change it
+    setupFiles: ["test/fuzz-seed.ts"],
     projects: [
       { extends: true, test: { name: "unit", include: UNIT } },
       // Real servers, child processes (the built CLI in dist/), Python, a browser: `npm test` builds first.

@@ -28,6 +28,26 @@ export type ErrorCode =
   | "PLATFORM_DELIVERY"
   | "PLATFORM_UNREACHABLE"
   | "MANAGEMENT_HTTP"
+  // Deploying through the REST API, container tools and images.
+  | "API_UNREACHABLE"
+  | "API_HTTP"
+  | "DEPLOY_FAILED"
+  | "ENDPOINT_MAPPING_INVALID"
+  | "IMAGE_FAILED"
+  | "LIFECYCLE_FAILED"
+  | "CONTAINER_TOOL_MISSING"
+  | "CONTAINER_TOOL_FAILED"
+  | "HTTP_PROBLEM"
+  // Handler-side helpers: input validation, files, GPUs, fitness checks.
+  | "VALIDATION_FAILED"
+  | "UPLOAD_FAILED"
+  | "DOWNLOAD_FAILED"
+  | "GPU_DRIVER_NOT_FOUND"
+  | "NVML_FAILED"
+  | "CUDA_FAILED"
+  | "GPU_CHECK_FAILED"
+  | "NO_GPU"
+  | "FITNESS_CHECK_FAILED"
   // The local platform's own answers.
   | "HTTP_STATUS"
   // The endpoint client.

@@ -1,20 +1,52 @@
 // The public API of flash-worker. Everything else under src/ is internal.
+import { type FitnessCheckFn, registerFitnessCheck } from "./fitness/registry.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
+import type { StandardSchemaV1 } from "./job/validate.js";
 import type { RemoteClass, RemoteFunction } from "./payload/remote.js";
-import {
-  Endpoint as EndpointDeclaration,
-  type EndpointHandlerDefinition,
-  type RouteArgs,
-  type RouteFn,
-} from "./routes/endpoint.js";
+import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
+export {
+  DownloadError,
+  type DownloadedFile,
+  type DownloadOptions,
+  download,
+} from "./files/download.js";
+export {
+  hasBucket,
+  type UploadData,
+  UploadError,
+  type UploadedFile,
+  type UploadOptions,
+  upload,
+} from "./files/upload.js";
+export type { FitnessCheckFn } from "./fitness/registry.js";
+export {
+  Cuda,
+  CudaContext,
+  CudaError,
+  type DeviceBuffer,
+  type Dim3,
+  GpuCheckError,
+  type GpuFacts,
+  type GpuInfo,
+  type GpuInventory,
+  gpuFacts,
+  type Kernel,
+  NoGpuError,
+  NvmlError,
+  pointerParam,
+  runSaxpy,
+  SAXPY_PTX,
+  type SaxpyResult,
+} from "./gpu/index.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
+export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
 export type { Logger, LogLevel } from "./log/index.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
 export type {
@@ -51,27 +83,25 @@ export { VERSION } from "./version.js";
  * handler() and remote(), it never starts a server by itself when the file is the program.
  */
 export class Endpoint extends EndpointDeclaration {
-  override route<A = RouteArgs, R = unknown>(method: string, path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    const declared = super.route(method, path, fn);
+  protected override declared(): void {
     registry().app = this;
-    return declared;
-  }
-
-  override handler<I = unknown, O = unknown>(
-    fn: HandlerFn<I, O>,
-    options: HandlerOptions = {},
-  ): EndpointHandlerDefinition<I, O> {
-    const definition = super.handler(fn, options);
-    registry().app = this;
-    return definition;
   }
 }
 
 /**
  * Registers the worker's handler and, when this file is the program (`node handler.js`), starts the
  * runtime in the mode the flags and environment choose. Under `flash run/start/dev` or in tests,
- * the caller starts it instead.
+ * the caller starts it instead. With `{ input: schema }` the job's input is validated first and
+ * `job.input` has the schema's type.
  */
+export function handler<S extends StandardSchemaV1, O = unknown>(
+  fn: HandlerFn<StandardSchemaV1.InferOutput<S>, O>,
+  options: HandlerOptions & { input: S },
+): HandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
+export function handler<I = unknown, O = unknown>(
+  fn: HandlerFn<I, O>,
+  options?: HandlerOptions,
+): HandlerDefinition<I, O>;
 export function handler<I = unknown, O = unknown>(
   fn: HandlerFn<I, O>,
   options?: HandlerOptions,
@@ -105,6 +135,15 @@ export function remote(
   if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
   reg.remotes.set(name, options.params ? { target, params: options.params } : target);
   scheduleAutoStart();
+}
+
+/**
+ * Registers a startup fitness check: on the platform it runs once, after the built-in system and GPU
+ * checks and before the first job; if it throws (or rejects), the platform is told the worker is
+ * unhealthy and the worker exits 1 without taking a job. Sync or async.
+ */
+export function fitnessCheck(name: string, fn: FitnessCheckFn): void {
+  registerFitnessCheck(name, fn);
 }
 
 export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {

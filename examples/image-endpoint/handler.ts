@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { handler, type Job } from "flash-worker";
+import { handler, hasBucket, type Job, upload } from "flash-worker";
 import { encodePng } from "./png.js";
 
 interface ImageInput {
@@ -81,11 +81,15 @@ export default handler(async (job: Job<ImageInput>) => {
   if (typeof height === "string") return { error: height };
 
   const png = encodePng({ width, height, pixels: draw(prompt, width, height) });
-  // The platform's file store when it offers one; else a data: URL, or a file: URL with IMAGE_OUTPUT_DIR.
+  // A bucket when one is configured (the request's s3Config or BUCKET_*): a presigned URL, 7 days like the
+  // platform's. Else the local platform's file store, a file: URL with IMAGE_OUTPUT_DIR, or a data: URL.
   const dir = process.env.IMAGE_OUTPUT_DIR;
   const store = process.env.FLASH_FILES_URL;
   let imageUrl: string;
-  if (store) {
+  if (hasBucket()) {
+    imageUrl = (await upload(png, { key: `${job.id.replace(/[^\w-]/g, "_")}.png`, contentType: "image/png" }))
+      .url;
+  } else if (store) {
     imageUrl = await storeOnPlatform(png, store);
   } else if (dir) {
     const path = join(dir, `${job.id.replace(/[^\w-]/g, "_")}.png`);

@@ -7,6 +7,7 @@ import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
 import {
   consoleUrl,
+  containerOptions,
   LOCAL_PLATFORM_OPTIONS,
   type LocalPlatformArgs,
   parseLocalArgs,
@@ -111,6 +112,8 @@ export async function run(args: string[]): Promise<number> {
     // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
     ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
     logger: log,
+    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
+    containers: containerOptions(parsed.config),
     // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
     endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
     loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),

@@ -1,5 +1,6 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
 import type { Config } from "../config/index.js";
+import type { ContainerToolOptions } from "../containers/tool.js";
 import { newApiKey, type Platform } from "../platform/index.js";
 import { type CommandOption, type CommandSpec, LOG_LEVEL_OPTION, parseCommandArgs } from "./options.js";
 
@@ -47,4 +48,12 @@ export function parseLocalArgs(
 /** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
 export function consoleUrl(platform: Platform): string {
   return `${platform.url}/#key=${encodeURIComponent(platform.apiKey)}`;
+}
+
+/** The container tool settings of the platform's deployed endpoints (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
+export function containerOptions(config: Config): ContainerToolOptions {
+  return {
+    ...(config.containerTool ? { tool: config.containerTool } : {}),
+    ...(config.containerStorage ? { storage: config.containerStorage } : {}),
+  };
 }

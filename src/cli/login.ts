@@ -1,13 +1,22 @@
 import { createInterface } from "node:readline";
 import { saveApiKey } from "../client/credentials.js";
+import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
+import { apiErrorSentence } from "../deploy/errors.js";
+import { type ApiError, DEFAULT_API_URL, RestClient } from "../deploy/rest-client.js";
+import { isFlashError } from "../errors.js";
 import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
 export const spec: CommandSpec = {
   name: "login",
   args: "",
-  summary: "save an API key in ~/.runpod/config.toml (prompted for, or --api-key)",
-  options: [{ flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" }],
+  summary:
+    "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)",
+  options: [
+    { flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" },
+    { flag: "--api-url", value: "URL", help: "the REST API that checks it (env RUNPOD_API_URL)" },
+    { flag: "--no-verify", help: "save the key without checking it" },
+  ],
 };
 
 const consoleUrl = (env: Record<string, string | undefined>) =>
@@ -38,8 +47,12 @@ export async function run(args: string[]): Promise<number> {
   // FLASH_API_KEY is the local platform's key: login saves only what it is given here.
   const env = { ...process.env, FLASH_API_KEY: undefined };
   let key: string | undefined;
+  let apiUrl = DEFAULT_API_URL;
+  let verify = true;
   try {
     const { config, positional } = parseCommandArgs(spec, args, env);
+    apiUrl = config.apiUrl ?? DEFAULT_API_URL;
+    verify = !config.noVerify;
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
     key = config.localApiKey;
     if (key === undefined) {
@@ -53,8 +66,27 @@ export async function run(args: string[]): Promise<number> {
   } catch (err) {
     return fail((err as Error).message);
   }
+  if (verify) {
+    // The cheapest authenticated read: the endpoint list. A refused key is not saved.
+    const api = new RestClient({ url: apiUrl, apiKey: key!, log: toolkitLogger().child({ subject: "api" }) });
+    try {
+      const endpoints = await api.listEndpoints();
+      process.stdout.write(
+        `✓ The API at ${api.url} accepted the key (${endpoints.length} endpoint(s) on the account).\n`,
+      );
+    } catch (err) {
+      if (isFlashError(err, "API_HTTP"))
+        return fail(`${apiErrorSentence(err as ApiError, "the key", api.url)}. Nothing saved.`);
+      if (isFlashError(err, "API_UNREACHABLE")) {
+        return fail(`${err.message}. Nothing saved; to save the key without checking it, pass --no-verify.`);
+      }
+      throw err;
+    }
+  }
   const path = saveApiKey(key!);
-  process.stdout.write(`Logged in. Credentials saved to ${path}\n`);
+  process.stdout.write(
+    `Logged in${verify ? "" : " (key not checked: --no-verify)"}. Credentials saved to ${path}\n`,
+  );
   for (const name of ["RUNPOD_API_KEY", "SERVICE_API_KEY"]) {
     if (process.env[name]?.trim()) {
       process.stderr.write(`! ${name} is set in this environment and is used before the saved key.\n`);

@@ -16,6 +16,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   login: () => import("./login.js"),
   build: () => import("./build.js"),
   deploy: () => import("./deploy.js"),
+  undeploy: () => import("./undeploy.js"),
+  endpoints: () => import("./endpoints.js"),
+  logs: () => import("./logs.js"),
+  doctor: () => import("./doctor.js"),
 };
 
 const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || arg === "help";

@@ -11,6 +11,10 @@ export interface CommandOption {
   help: string;
   /** The config parser's flag this one feeds, where it differs (dev's --port is the API server's --api-port). */
   config?: string;
+  /** One-letter alias: `y` for `-y`. */
+  short?: string;
+  /** A value that may be left out: `--tls-verify` alone means `--tls-verify=true`. */
+  optionalValue?: boolean;
 }
 
 export interface CommandSpec {
@@ -51,7 +55,7 @@ function explain(err: unknown, spec: CommandSpec): string {
   const message = err instanceof Error ? err.message : String(err);
   const quoted = /'(-[^' ]*)/.exec(message)?.[1] ?? "";
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    const takes = spec.options.map((o) => o.flag);
+    const takes = spec.options.map((o) => (o.short ? `${o.flag}/-${o.short}` : o.flag));
     return `Unknown option ${quoted} (flash ${spec.name} ${takes.length > 0 ? `takes ${takes.join(", ")}` : "takes no options"})`;
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && /argument missing|ambiguous/.test(message)) {
@@ -74,12 +78,16 @@ export function parseCommandArgs(
     return { config, positional: rest };
   }
   const byName = new Map(spec.options.map((option) => [nameOf(option), option]));
+  const optional = new Set(spec.options.filter((o) => o.optionalValue).map((o) => o.flag));
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: [...args],
+      args: args.map((arg) => (optional.has(arg) ? `${arg}=true` : arg)),
       options: Object.fromEntries(
-        spec.options.map((o) => [nameOf(o), { type: o.value === undefined ? "boolean" : "string" }] as const),
+        spec.options.map((o) => {
+          const type = o.value === undefined ? "boolean" : "string";
+          return [nameOf(o), o.short ? { type, short: o.short } : { type }] as const;
+        }),
       ),
       strict: true,
       allowPositionals: true,
@@ -103,7 +111,10 @@ export function parseCommandArgs(
 export function commandHelp(spec: CommandSpec): string {
   const lines = [`usage: flash ${spec.name}${spec.args ? ` ${spec.args}` : ""} [options]`, "", spec.summary];
   if (spec.options.length > 0) {
-    const shown = spec.options.map((o) => `${o.flag}${o.value ? ` ${o.value}` : ""}`);
+    const shown = spec.options.map(
+      (o) =>
+        `${o.short ? `-${o.short}, ` : ""}${o.flag}${o.value ? `${o.optionalValue ? "[=" : " "}${o.value}${o.optionalValue ? "]" : ""}` : ""}`,
+    );
     const width = Math.max(...shown.map((s) => s.length)) + 2;
     lines.push("", "options:");
     spec.options.forEach((o, i) => {
@@ -125,6 +136,7 @@ export function commandsHelp(specs: readonly CommandSpec[]): string {
     ...specs.map((s, i) => `  ${shown[i]!.padEnd(width)}${s.summary}`),
     "",
     "flash <command> --help shows a command's options; flash --version prints the version.",
+    "The API is https://api.runpod.io unless --api-url or RUNPOD_API_URL names another (flash serve's, say).",
   ].join("\n");
 }
 
@@ -138,3 +150,32 @@ export function fail(message: string): number {
 export function isUserError(err: unknown): err is Error {
   return isFlashError(err, "BUILD_FAILED", "CONFIG_INVALID", "LOAD_FAILED", "ENDPOINT_CONFIG_INVALID");
 }
+
+/** Errors of deploy and the lifecycle commands whose message is the whole story: one `✗` line. */
+export function isDeployError(err: unknown): err is Error {
+  return (
+    isUserError(err) ||
+    isFlashError(
+      err,
+      "DEPLOY_FAILED",
+      "ENDPOINT_MAPPING_INVALID",
+      "IMAGE_FAILED",
+      "CONTAINER_TOOL_MISSING",
+      "CONTAINER_TOOL_FAILED",
+      "API_UNREACHABLE",
+      "API_KEY_MISSING",
+      "CREDENTIALS_FILE_INVALID",
+      "LIFECYCLE_FAILED",
+    )
+  );
+}
+
+/** The REST API options of deploy and the lifecycle commands. */
+export const API_OPTIONS: readonly CommandOption[] = [
+  {
+    flag: "--api-url",
+    value: "URL",
+    help: "the REST API (env RUNPOD_API_URL; default https://api.runpod.io)",
+  },
+  { flag: "--api-key", value: "KEY", help: "its key (default: RUNPOD_API_KEY, .env, then flash login's)" },
+];

@@ -1,4 +1,5 @@
 import type { HandlerFn } from "./types.js";
+import { isStandardSchema, type StandardSchemaV1, withInputSchema } from "./validate.js";
 
 /** `concurrency_modifier` of runpod-python: given the current concurrency, returns the wanted one. */
 export type ConcurrencyModifier = (current: number) => number;
@@ -10,6 +11,8 @@ export interface HandlerOptions {
   returnAggregateStream?: boolean;
   /** Ask the platform to replace this worker after every job (`stopPod`), then exit. */
   refreshWorker?: boolean;
+  /** A Standard Schema (zod, valibot, arktype…): the job's input is validated before the handler runs. */
+  input?: StandardSchemaV1;
 }
 
 /** A registered queue handler: what `handler()` returns and `start()` runs. */
@@ -32,9 +35,14 @@ export function defineHandler<I, O>(
       `handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`,
     );
   }
+  if (options.input !== undefined && !isStandardSchema(options.input)) {
+    throw new TypeError(
+      "handler options: input must be a Standard Schema (a zod, valibot or arktype schema, or any object with a `~standard` property)",
+    );
+  }
   return {
     kind: "handler",
-    fn,
+    fn: options.input ? (withInputSchema(fn as HandlerFn, options.input) as HandlerFn<I, O>) : fn,
     concurrency,
     returnAggregateStream: options.returnAggregateStream ?? false,
     refreshWorker: options.refreshWorker ?? false,

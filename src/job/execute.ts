@@ -1,6 +1,7 @@
 import type { Logger } from "../log/index.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";
 import { findUnsafeJson } from "./json-safe.js";
+import { runInJobScope } from "./scope.js";
 import type { HandlerFn, Job, JobResult, RawJob, WorkerIdentity } from "./types.js";
 
 export interface ExecuteOptions {
@@ -96,13 +97,14 @@ function streamErrorResult(err: unknown, log: Logger): JobResult {
 
 /**
  * The one job engine every mode uses: runs the handler (plain, async, generator or async generator),
- * shapes the result, catches errors, measures time and honours the abort signal.
+ * shapes the result, catches errors, measures time and honours the abort signal. The handler runs in
+ * the job's scope, so download() and upload() know their job; the job's files folder goes when it ends.
  */
-export async function executeJob(
-  handler: HandlerFn,
-  raw: RawJob,
-  options: ExecuteOptions,
-): Promise<JobOutcome> {
+export function executeJob(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {
+  return runInJobScope(raw, options.signal, options.log, () => runHandler(handler, raw, options));
+}
+
+async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {
   const { log, signal, worker } = options;
   const started = performance.now();
   const elapsed = () => performance.now() - started;

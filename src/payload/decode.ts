@@ -13,14 +13,25 @@ import {
 } from "./limits.js";
 import {
   asciiStrict,
+  cLine,
   normalizeInt,
   parseFloatText,
   parseIntText,
+  parseLongText,
   parseQuotedString,
+  pyInt,
   rawUnicodeEscape,
 } from "./text.js";
 import { decodeUtf8 } from "./utf8.js";
-import { asByteArray, asFrozenSet, isFrozenSet, isTuple, markTuple, PyFloat } from "./values.js";
+import {
+  asByteArray,
+  asFrozenSet,
+  isFrozenSet,
+  isTuple,
+  markTuple,
+  PyFloat,
+  unhashableType,
+} from "./values.js";
 
 export interface DecodeOptions {
   /** Wall-clock budget; defaults to docs/toolkit.md §3.1's 30 s. */
@@ -40,7 +51,19 @@ const MEMO_CHUNK_MASK = (1 << MEMO_CHUNK_BITS) - 1;
 const TWO_32 = 4294967296;
 
 const truncated = (): PickleError => new PickleError("pickle data was truncated");
-const underflow = (): PickleError => new PickleError("unpickling stack underflow");
+/** CPython's words for reaching below the stack's bottom, or below the innermost MARK while one is open. */
+const underflow = (marks: readonly number[]): PickleError =>
+  new PickleError(marks.length > 0 ? "unexpected MARK found" : "unpickling stack underflow");
+
+/** CPython's TypeError for a dict key or set member that cannot be hashed. */
+function checkHashable(v: unknown): void {
+  if (typeof v !== "object" || v === null) return;
+  const type = unhashableType(v);
+  if (type !== undefined) throw new PickleError(`unhashable type: '${type}'`);
+}
+
+/** The largest memo index a PUT or GET may name (LONG_BINPUT's 4 bytes); CPython runs out of memory before it. */
+const MAX_MEMO_INDEX = 0xffffffff;
 
 /** An integral float in the safe range becomes a PyFloat so encode writes it back as float. */
 function floatValue(v: number): number | PyFloat {
@@ -260,8 +283,10 @@ class Unpickler {
   private readonly memo: (unknown[] | undefined)[] = [];
   private memoCount = 0;
   private readonly tuples: unknown[][] = [];
-  /** Allow-listed globals pushed and not yet applied by REDUCE. */
-  private liveGlobals = 0;
+  /** Whether an allow-listed global was pushed: STOP then makes sure none is part of the result. */
+  private sawGlobal = false;
+  /** The PROTO opcode's protocol (0 before one): Python 2 module names are mapped below protocol 3 only. */
+  private proto = 0;
   /** Dicts that became Maps at their first non-str key: old object → Map. */
   private replaced: Map<object, Map<unknown, unknown>> | undefined = undefined;
   /** Nesting depth of containers holding containers (absent = 1); checked as the graph is built. */
@@ -315,9 +340,9 @@ class Unpickler {
     let lastEnd = 0;
     /** The dict the last EMPTY_DICT made (its items usually follow right after a MARK). */
     let fresh: unknown = NO_STR;
-    if (end === 0) throw new PickleError("Ran out of input");
     for (;;) {
-      if (pos >= end) throw truncated();
+      // CPython's EOFError at an opcode boundary; inside an opcode's argument the data was truncated
+      if (pos >= end) throw new PickleError("Ran out of input");
       if ((++ops & CLOCK_MASK) === 0 && this.now() > this.deadline)
         throw new DeserializeTimeoutError(this.timeoutSeconds);
       const op = buf[pos++]!;
@@ -327,6 +352,7 @@ class Unpickler {
           if (pos + 1 > end) throw truncated();
           const p = buf[pos++]!;
           if (p > HIGHEST_PROTOCOL) throw new PickleError(`unsupported pickle protocol: ${p}`);
+          this.proto = p;
           break;
         }
         case 0x95: {
@@ -339,14 +365,9 @@ class Unpickler {
         }
         case 0x2e: {
           // STOP
-          if (sp <= base) throw underflow();
-          const result = st[--sp];
-          if (this.liveGlobals > 0 || result instanceof GlobalRef) {
-            throw new PickleError(
-              "the pickle uses a global (set, bytes, …) as a value instead of calling it",
-            );
-          }
-          return this.finish(result);
+          if (sp <= base) throw underflow(marks);
+          // what is left on the stack is dropped, as CPython drops it
+          return this.finish(st[--sp]);
         }
         // ints
         case 0x4b: // BININT1
@@ -386,15 +407,16 @@ class Unpickler {
         case 0x49: {
           // INT (text); "00" and "01" are protocol 0's False and True
           const nl = lineEnd(buf, pos);
-          const t = asciiStrict(buf, pos, nl);
+          if (nl === pos) throw truncated();
+          st[sp++] = parseIntText(cLine(buf, pos, nl), nl - pos);
           pos = nl + 1;
-          st[sp++] = t === "00" ? false : t === "01" ? true : parseIntText(t);
           break;
         }
         case 0x4c: {
           // LONG (text)
           const nl = lineEnd(buf, pos);
-          st[sp++] = parseIntText(asciiStrict(buf, pos, nl));
+          if (nl === pos) throw truncated();
+          st[sp++] = parseLongText(cLine(buf, pos, nl, true));
           pos = nl + 1;
           break;
         }
@@ -407,7 +429,8 @@ class Unpickler {
         case 0x46: {
           // FLOAT (text)
           const nl = lineEnd(buf, pos);
-          st[sp++] = floatValue(parseFloatText(asciiStrict(buf, pos, nl)));
+          if (nl === pos) throw truncated();
+          st[sp++] = floatValue(parseFloatText(cLine(buf, pos, nl)));
           pos = nl + 1;
           break;
         }
@@ -497,16 +520,16 @@ class Unpickler {
           st[sp++] = this.tuple([]);
           break;
         case 0x85: // TUPLE1
-          if (sp - 1 < base) throw underflow();
+          if (sp - 1 < base) throw underflow(marks);
           st[sp - 1] = this.tuple([st[sp - 1]]);
           break;
         case 0x86: // TUPLE2
-          if (sp - 2 < base) throw underflow();
+          if (sp - 2 < base) throw underflow(marks);
           sp -= 1;
           st[sp - 1] = this.tuple([st[sp - 1], st[sp]]);
           break;
         case 0x87: // TUPLE3
-          if (sp - 3 < base) throw underflow();
+          if (sp - 3 < base) throw underflow(marks);
           sp -= 2;
           st[sp - 1] = this.tuple([st[sp - 1], st[sp], st[sp + 1]]);
           break;
@@ -533,6 +556,7 @@ class Unpickler {
           // DICT
           const m = popMark(marks);
           base = topMark(marks);
+          if ((sp - m) % 2 !== 0) throw new PickleError("odd number of items for DICT");
           const kv = st.slice(m, sp);
           sp = m;
           st[sp++] = newDict();
@@ -544,7 +568,10 @@ class Unpickler {
           const m = popMark(marks);
           base = topMark(marks);
           const s = new Set<unknown>();
-          for (let i = m; i < sp; i++) s.add(st[i]);
+          for (let i = m; i < sp; i++) {
+            checkHashable(st[i]);
+            s.add(st[i]);
+          }
           this.grown(s, this.depthOfItems(st, m, sp, 1));
           sp = m;
           st[sp++] = asFrozenSet(s);
@@ -552,7 +579,7 @@ class Unpickler {
         }
         case 0x61: {
           // APPEND
-          if (sp - 2 < base) throw underflow();
+          if (sp - 2 < base) throw underflow(marks);
           const at = sp - 2;
           const l = this.listAt(at);
           l.push(st[at + 1]);
@@ -564,7 +591,9 @@ class Unpickler {
           // APPENDS
           const m = popMark(marks);
           base = topMark(marks);
-          if (m - 1 < base) throw underflow();
+          if (m - 1 < base) throw underflow(marks);
+          // no items: CPython does nothing, whatever lies below the MARK
+          if (sp === m) break;
           const l = this.listAt(m - 1);
           let depth = 1;
           for (let i = m; i < sp; i++) {
@@ -581,7 +610,7 @@ class Unpickler {
         }
         case 0x73: {
           // SETITEM
-          if (sp - 3 < base) throw underflow();
+          if (sp - 3 < base) throw underflow(marks);
           const at = sp - 3;
           this.setItems(at, st, at + 1, at + 3);
           sp = at + 1;
@@ -591,7 +620,8 @@ class Unpickler {
           // SETITEMS
           const m = popMark(marks);
           base = topMark(marks);
-          if (m - 1 < base) throw underflow();
+          if (m - 1 < base) throw underflow(marks);
+          if (sp === m) break;
           if ((sp - m) % 2 !== 0) throw new PickleError("odd number of items for SETITEMS");
           this.setItems(m - 1, st, m, sp);
           sp = m;
@@ -601,12 +631,16 @@ class Unpickler {
           // ADDITEMS
           const m = popMark(marks);
           base = topMark(marks);
-          if (m - 1 < base) throw underflow();
+          if (m - 1 < base) throw underflow(marks);
+          if (sp === m) break;
           const s = st[m - 1];
           if (!(s instanceof Set) || isFrozenSet(s)) {
             throw new PickleError(`ADDITEMS on a ${typeName(s)}: only a set takes items`);
           }
-          for (let i = m; i < sp; i++) s.add(st[i]);
+          for (let i = m; i < sp; i++) {
+            checkHashable(st[i]);
+            s.add(st[i]);
+          }
           this.grown(s, this.depthOfItems(st, m, sp, 1));
           sp = m;
           break;
@@ -624,28 +658,27 @@ class Unpickler {
             popMark(marks);
             base = topMark(marks);
           } else {
-            if (sp <= base) throw underflow();
-            if (st[--sp] instanceof GlobalRef) this.liveGlobals--;
+            if (sp <= base) throw underflow(marks);
+            sp--;
           }
           break;
         case 0x31: {
           // POP_MARK
           const m = popMark(marks);
           base = topMark(marks);
-          for (let i = m; i < sp; i++) if (st[i] instanceof GlobalRef) this.liveGlobals--;
           sp = m;
           break;
         }
         case 0x32: {
           // DUP
-          if (sp <= base) throw underflow();
+          if (sp <= base) throw underflow(marks);
           const v = this.again(st[sp - 1]);
           st[sp++] = v;
           break;
         }
         case 0x94: {
           // MEMOIZE
-          if (sp <= base) throw underflow();
+          if (sp <= base) throw underflow(marks);
           const v = st[sp - 1];
           if (v === lastStr) this.memoPutRange(this.memoCount, lastStart, lastEnd, v);
           else this.memoPut(this.memoCount, v);
@@ -653,22 +686,25 @@ class Unpickler {
         }
         case 0x71: // BINPUT
           if (pos + 1 > end) throw truncated();
-          if (sp <= base) throw underflow();
+          if (sp <= base) throw underflow(marks);
           if (st[sp - 1] === lastStr) this.memoPutRange(buf[pos++]!, lastStart, lastEnd, lastStr);
           else this.memoPut(buf[pos++]!, st[sp - 1]);
           break;
         case 0x72: // LONG_BINPUT
           if (pos + 4 > end) throw truncated();
-          if (sp <= base) throw underflow();
+          if (sp <= base) throw underflow(marks);
           this.memoPut(dv.getUint32(pos, true), st[sp - 1]);
           pos += 4;
           break;
         case 0x70: {
           // PUT (text)
           const nl = lineEnd(buf, pos);
-          const idx = Number(parseIntText(asciiStrict(buf, pos, nl)));
-          if (sp <= base) throw underflow();
-          this.memoPut(idx, st[sp - 1]);
+          if (nl === pos) throw truncated();
+          const idx = pyInt(cLine(buf, pos, nl), 10);
+          if (idx < 0n) throw new PickleError("negative PUT argument");
+          if (sp <= base) throw underflow(marks);
+          if (idx > MAX_MEMO_INDEX) throw new PickleError(`memo index ${idx} is too large`);
+          this.memoPut(Number(idx), st[sp - 1]);
           pos = nl + 1;
           break;
         }
@@ -690,7 +726,10 @@ class Unpickler {
         case 0x67: {
           // GET (text)
           const nl = lineEnd(buf, pos);
-          const v = this.memoGet(Number(parseIntText(asciiStrict(buf, pos, nl))));
+          if (nl === pos) throw truncated();
+          const idx = pyInt(cLine(buf, pos, nl), 10);
+          if (idx < 0n || idx > MAX_MEMO_INDEX) throw new PickleError(`Memo value not found at index ${idx}`);
+          const v = this.memoGet(Number(idx));
           st[sp++] = v;
           pos = nl + 1;
           break;
@@ -704,27 +743,27 @@ class Unpickler {
           const nl2 = lineEnd(buf, nl1 + 1);
           const name = decodeUtf8(buf, this.node, nl1 + 1, nl2);
           pos = nl2 + 1;
-          const ref = resolveGlobal(module, name);
+          const ref = resolveGlobal(module, name, this.proto);
           if (op === 0x69) return refuse("INST");
           st[sp++] = ref;
-          this.liveGlobals++;
+          this.sawGlobal = true;
           break;
         }
         case 0x93: {
           // STACK_GLOBAL
-          if (sp - 2 < base) throw underflow();
+          if (sp - 2 < base) throw underflow(marks);
           const name = st[--sp];
           const module = st[--sp];
           if (typeof module !== "string" || typeof name !== "string") {
-            throw new PickleError("STACK_GLOBAL requires str module and name");
+            throw new PickleError("STACK_GLOBAL requires str");
           }
-          st[sp++] = resolveGlobal(module, name);
-          this.liveGlobals++;
+          st[sp++] = resolveGlobal(module, name, this.proto);
+          this.sawGlobal = true;
           break;
         }
         case 0x52: {
           // REDUCE
-          if (sp - 2 < base) throw underflow();
+          if (sp - 2 < base) throw underflow(marks);
           const args = st[--sp];
           const fn = st[--sp];
           if (!(fn instanceof GlobalRef)) {
@@ -732,7 +771,6 @@ class Unpickler {
           }
           if (!Array.isArray(args) || !isTuple(args))
             throw new PickleError("REDUCE arguments must be a tuple");
-          this.liveGlobals--;
           const made = applyGlobal(fn, args, this.budget);
           if (made instanceof Set) this.grown(made, this.depthOf(args[0]));
           st[sp++] = made;
@@ -761,7 +799,7 @@ class Unpickler {
           return refuse("out-of-band buffers (NEXT_BUFFER) are not part of the payload");
         default:
           throw new PickleError(
-            `invalid load key, '${op >= 0x20 && op < 0x7f ? String.fromCharCode(op) : `\\x${op.toString(16).padStart(2, "0")}`}'.`,
+            `invalid load key, '${op >= 0x20 && op < 0x7f && op !== 0x27 && op !== 0x5c ? String.fromCharCode(op) : `\\x${op.toString(16).padStart(2, "0")}`}'.`,
           );
       }
     }
@@ -955,8 +993,7 @@ class Unpickler {
   private again(value: unknown): unknown {
     let v = value;
     if (typeof v === "object" && v !== null) {
-      if (v instanceof GlobalRef) this.liveGlobals++;
-      else {
+      if (!(v instanceof GlobalRef)) {
         if (this.replaced !== undefined) v = this.replaced.get(v) ?? v;
         this.refetched ??= new WeakSet();
         this.refetched.add(v as object);
@@ -1035,11 +1072,17 @@ class Unpickler {
         if (known !== undefined) this.depths.set(m, known);
         if (this.refetched?.has(d)) this.refetched.add(m);
         this.stack[at] = m;
-        for (; i < to; i += 2) m.set(kv[i], kv[i + 1]);
+        for (; i < to; i += 2) {
+          checkHashable(kv[i]);
+          m.set(kv[i], kv[i + 1]);
+        }
         depth = this.depthOfItems(kv, from, to, 1);
       }
     } else if (d instanceof Map) {
-      for (; i < to; i += 2) d.set(kv[i], kv[i + 1]);
+      for (; i < to; i += 2) {
+        checkHashable(kv[i]);
+        d.set(kv[i], kv[i + 1]);
+      }
       depth = this.depthOfItems(kv, from, to, 1);
     } else {
       throw new PickleError(`SETITEM on a ${typeName(d)}: only a dict takes items`);
@@ -1058,6 +1101,9 @@ class Unpickler {
       fixReferences(result, this.replaced);
     }
     for (const t of this.tuples) Object.freeze(t);
+    // an allow-listed global is data only once called; one left uncalled in the result is a class, not data
+    if (result instanceof GlobalRef || (this.sawGlobal && holdsGlobal(result)))
+      throw new PickleError("the pickle uses a global (set, bytes, …) as a value instead of calling it");
     if (this.stale) checkDepth(result, this.maxDepth, this.now, this.deadline, this.timeoutSeconds);
     return result;
   }
@@ -1134,6 +1180,24 @@ function forEachChild(node: object, fn: (child: unknown) => void): void {
     }
   else if (!(node instanceof Uint8Array) && !(node instanceof PyFloat))
     for (const k in node) fn((node as Record<string, unknown>)[k]);
+}
+
+/** Whether an uncalled global is anywhere in the graph (walked only for pickles that named one). */
+function holdsGlobal(root: unknown): boolean {
+  if (typeof root !== "object" || root === null) return false;
+  const seen = new Set<object>([root]);
+  const todo: object[] = [root];
+  let found = false;
+  while (todo.length > 0 && !found) {
+    forEachChild(todo.pop()!, (c) => {
+      if (c instanceof GlobalRef) found = true;
+      else if (typeof c === "object" && c !== null && !seen.has(c)) {
+        seen.add(c);
+        todo.push(c);
+      }
+    });
+  }
+  return found;
 }
 
 function fixReferences(root: unknown, replaced: Map<object, Map<unknown, unknown>>): void {

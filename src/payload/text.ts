@@ -2,14 +2,139 @@
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
 
-const INT_RE = /^[+-]?[0-9]+$/;
-const FLOAT_RE = /^[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)$/;
+/** Python's whitespace in C strings (Py_ISSPACE). */
+const SPACE = " \t\n\r\v\f";
+const isSpace = (c: string | undefined): boolean => c !== undefined && c !== "" && SPACE.includes(c);
+/** Python's int() digit grammar after the sign, by base: digits with single underscores between them. */
+const DIGITS: Record<number, RegExp> = {
+  2: /^_?[01](?:_?[01])*/,
+  8: /^_?[0-7](?:_?[0-7])*/,
+  10: /^[0-9](?:_?[0-9])*/,
+  16: /^_?[0-9a-fA-F](?:_?[0-9a-fA-F])*/,
+};
+/** CPython's limit on decimal digits in int() (sys.get_int_max_str_digits() default). */
+const MAX_STR_DIGITS = 4300;
+const PREFIX: Record<string, number> = { x: 16, o: 8, b: 2 };
 
-/** A decimal int as Python writes it after INT / LONG (LONG may end in "L"). */
-export function parseIntText(text: string): number | bigint {
-  const t = text.endsWith("L") ? text.slice(0, -1) : text;
-  if (!INT_RE.test(t)) throw new PickleError(`invalid literal for int() with base 10: '${text}'`);
-  return normalizeInt(BigInt(t));
+/**
+ * A protocol-0 text argument as CPython's C unpickler sees it: a C string, so it ends at the first NUL, and
+ * otherwise keeps the line's newline. Bytes are read as latin-1 (any non-ASCII byte then fails to parse).
+ */
+export function cLine(buf: Uint8Array, start: number, nl: number, dropTrailingL = false): string {
+  let end = nl;
+  // LONG writes a trailing "L" that the unpickler overwrites with a NUL
+  const cut = dropTrailingL && nl > start && buf[nl - 1] === 0x4c;
+  if (cut) end = nl - 1;
+  const nul = buf.subarray(start, end).indexOf(0);
+  if (nul >= 0) return latin1(buf, start, start + nul);
+  return latin1(buf, start, end) + (cut ? "" : "\n");
+}
+
+function latin1(buf: Uint8Array, start: number, end: number): string {
+  return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString("latin1");
+}
+
+/** Python's repr of an ASCII-ish str, for error messages that quote the input as CPython does. */
+function pyRepr(s: string): string {
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = "";
+  for (const c of s) {
+    const n = c.charCodeAt(0);
+    if (c === "\\" || c === q) out += `\\${c}`;
+    else if (c === "\n") out += "\\n";
+    else if (c === "\r") out += "\\r";
+    else if (c === "\t") out += "\\t";
+    else if (n < 0x20 || (n >= 0x7f && n < 0xa0)) out += `\\x${n.toString(16).padStart(2, "0")}`;
+    else out += c;
+  }
+  return q + out + q;
+}
+
+/**
+ * int(text, base) for base 0 (a prefix picks 16, 8 or 2; otherwise decimal without leading zeros) or 10, as
+ * PyLong_FromString reads a C string: surrounding whitespace, one sign, underscores between digits.
+ */
+export function pyInt(text: string, base: 0 | 10): bigint {
+  let i = 0;
+  while (isSpace(text[i])) i++;
+  let negative = false;
+  if (text[i] === "+" || text[i] === "-") negative = text[i++] === "-";
+  let radix = 10;
+  let zeroOnly = false;
+  if (base === 0) {
+    const p = text[i] === "0" ? PREFIX[(text[i + 1] ?? "").toLowerCase()] : undefined;
+    if (p !== undefined) {
+      radix = p;
+      i += 2;
+    } else zeroOnly = text[i] === "0";
+  }
+  const fail = (shownBase: number): PickleError =>
+    new PickleError(`invalid literal for int() with base ${shownBase}: ${pyRepr(text.slice(0, 200))}`);
+  const m = DIGITS[radix]!.exec(text.slice(i));
+  if (m === null) throw fail(base === 0 && zeroOnly ? 0 : radix);
+  i += m[0].length;
+  while (isSpace(text[i])) i++;
+  if (i < text.length) throw fail(zeroOnly ? 0 : radix);
+  const digits = m[0].replaceAll("_", "");
+  if (radix === 10 && digits.length > MAX_STR_DIGITS) {
+    throw new PickleError(
+      `Exceeds the limit (${MAX_STR_DIGITS} digits) for integer string conversion: value has ${digits.length} digits; use sys.set_int_max_str_digits() to increase the limit`,
+    );
+  }
+  const v = BigInt(radix === 10 ? digits : `0${radix === 16 ? "x" : radix === 8 ? "o" : "b"}${digits}`);
+  if (zeroOnly && v !== 0n) throw fail(0);
+  return negative ? -v : v;
+}
+
+/**
+ * C's strtol(text, &end, 0), which CPython's INT opcode tries first: the value when it reads up to the line's
+ * end within a C long, else undefined (the opcode then falls back to int()). Base 0 here is C's: 0x is hex and
+ * a leading 0 is octal.
+ */
+function strtol(text: string): bigint | undefined {
+  let i = 0;
+  while (isSpace(text[i])) i++;
+  let negative = false;
+  if (text[i] === "+" || text[i] === "-") negative = text[i++] === "-";
+  let radix = 10;
+  const hex = text[i] === "0" && (text[i + 1] === "x" || text[i + 1] === "X") && digitValue(text[i + 2]) < 16;
+  if (hex) {
+    radix = 16;
+    i += 2;
+  } else if (text[i] === "0") radix = 8;
+  const from = i;
+  while (digitValue(text[i]) < radix) i++;
+  // no digits: C leaves the end at the very start, which only an empty string accepts
+  if (i === from) return text === "" ? 0n : undefined;
+  if (i < text.length && text.slice(i) !== "\n") return undefined;
+  const digits = text.slice(from, i);
+  const v = BigInt(radix === 16 ? `0x${digits}` : radix === 8 ? `0o${digits}` : digits);
+  const signed = negative ? -v : v;
+  return signed > 9223372036854775807n || signed < -9223372036854775808n ? undefined : signed;
+}
+
+/** The value of one digit character in bases up to 36 (36 for anything else). */
+function digitValue(c: string | undefined): number {
+  if (c === undefined || c.length !== 1) return 36;
+  const n = Number.parseInt(c, 36);
+  return Number.isNaN(n) ? 36 : n;
+}
+
+/** INT's argument (a cLine of `contentBytes` bytes before its newline): two bytes reading 0 or 1 are protocol 0's bools. */
+export function parseIntText(text: string, contentBytes: number): number | bigint | boolean {
+  const x = strtol(text);
+  if (x !== undefined) return contentBytes === 2 && (x === 0n || x === 1n) ? x === 1n : normalizeInt(x);
+  try {
+    return normalizeInt(pyInt(text, 0));
+  } catch (e) {
+    if (e instanceof PickleError && e.message.startsWith("Exceeds")) throw e;
+    throw new PickleError("could not convert string to int");
+  }
+}
+
+/** LONG's argument (a cLine with its "L" dropped). */
+export function parseLongText(text: string): number | bigint {
+  return normalizeInt(pyInt(text, 0));
 }
 
 /** Safe integers become numbers, the rest stay bigint (the int mapping of index.ts). */
@@ -17,14 +142,22 @@ export function normalizeInt(v: bigint): number | bigint {
   return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }
 
-/** A float repr as protocol 0 writes it ("1.5", "inf", "nan", "1e+300"). */
+const INF_NAN = /^[+-]?(?:infinity|inf|nan)/i;
+const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?/;
+
+/** FLOAT's argument (a cLine) as CPython's PyOS_string_to_double reads it, with its errors. */
 export function parseFloatText(text: string): number {
-  const t = text.trim().toLowerCase();
-  if (t === "nan" || t === "+nan" || t === "-nan") return Number.NaN;
-  if (t === "inf" || t === "+inf" || t === "infinity") return Number.POSITIVE_INFINITY;
-  if (t === "-inf" || t === "-infinity") return Number.NEGATIVE_INFINITY;
-  if (!FLOAT_RE.test(t)) throw new PickleError(`could not convert string to float: '${text}'`);
-  return Number(t);
+  const m = INF_NAN.exec(text) ?? DECIMAL.exec(text);
+  if (m === null) throw new PickleError(`could not convert string to float: '${text.slice(0, 200)}'`);
+  const rest = text.slice(m[0].length);
+  if (rest !== "" && rest !== "\n") throw new PickleError("could not convert string to float");
+  const t = m[0].toLowerCase().replace("infinity", "inf");
+  if (t.endsWith("nan")) return Number.NaN;
+  if (t.endsWith("inf")) return t.startsWith("-") ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const v = Number(t);
+  if (!Number.isFinite(v))
+    throw new PickleError(`value too large to convert to float: '${text.slice(0, 200)}'`);
+  return v;
 }
 
 /** Bytes decoded as ASCII, as Python 3 reads Python 2 `str` pickles by default (encoding="ASCII"). */
@@ -57,6 +190,7 @@ export function parseQuotedString(line: string): string {
       continue;
     }
     const e = body[++i];
+    if (e === undefined) throw new PickleError("Trailing \\ in string");
     const simple: Record<string, string> = {
       n: "\n",
       t: "\t",
@@ -72,7 +206,7 @@ export function parseQuotedString(line: string): string {
     };
     if (e === "x") {
       const hex = body.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError("invalid \\x escape in STRING");
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError(`invalid \\x escape at position ${i - 1}`);
       out += String.fromCharCode(Number.parseInt(hex, 16));
       i += 2;
     } else if (e !== undefined && /[0-7]/.test(e)) {
@@ -114,6 +248,10 @@ export function rawUnicodeEscape(buf: Uint8Array, start: number, end: number): s
         throw new PickleError("'rawunicodeescape' codec can't decode bytes: \\Uxxxxxxxx out of range");
       out += String.fromCodePoint(cp);
       i += 1 + width;
+    } else if (c === 0x5c && i + 1 < end) {
+      // a backslash and the character after it are taken as a pair: "\\\\u0041" is no escape
+      out += String.fromCharCode(c, n!);
+      i++;
     } else {
       out += String.fromCharCode(c);
     }

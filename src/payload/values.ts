@@ -71,3 +71,23 @@ export function asFrozenSet(set: Set<unknown>): ReadonlySet<unknown> {
 export function isFrozenSet(value: unknown): boolean {
   return value instanceof Set && frozensets.has(value);
 }
+
+/**
+ * The Python type name of the first unhashable thing in `value` (a list, dict, set or bytearray, also inside a
+ * tuple), as CPython's "unhashable type: '<name>'" names it; undefined when the value can be a key or member.
+ */
+export function unhashableType(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || value instanceof PyFloat) return undefined;
+  if (value instanceof Uint8Array) return bytearrays.has(value) ? "bytearray" : undefined;
+  if (Array.isArray(value)) {
+    if (!tuples.has(value)) return "list";
+    for (const item of value) {
+      const inner = unhashableType(item);
+      if (inner !== undefined) return inner;
+    }
+    return undefined;
+  }
+  if (value instanceof Set) return frozensets.has(value) ? undefined : "set";
+  if (value instanceof Map || Object.getPrototypeOf(value) === Object.prototype) return "dict";
+  return undefined;
+}

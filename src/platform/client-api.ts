@@ -14,6 +14,7 @@ interface JobRequestBody {
   input?: unknown;
   webhook?: string;
   policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
+  s3Config?: Record<string, string>;
 }
 
 const jobRequestSchema = {
@@ -23,6 +24,18 @@ const jobRequestSchema = {
     input: {},
     webhook: { type: "string", minLength: 1 },
     webhookV2: { type: "string" },
+    // runpod-sdk's bucket for the worker's uploads; handed to the worker with the job.
+    s3Config: {
+      type: "object",
+      required: ["accessId", "accessSecret", "bucketName", "endpointUrl"],
+      properties: {
+        accessId: { type: "string" },
+        accessSecret: { type: "string" },
+        bucketName: { type: "string" },
+        endpointUrl: { type: "string" },
+        objectPath: { type: "string" },
+      },
+    },
     policy: {
       type: "object",
       properties: {
@@ -72,6 +85,7 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     return scheduler.submit(endpoint, {
       input: body.input,
       ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+      ...(body.s3Config === undefined ? {} : { s3Config: body.s3Config }),
       ...(body.policy?.executionTimeout === undefined
         ? {}
         : { executionTimeoutMs: body.policy.executionTimeout }),

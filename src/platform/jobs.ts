@@ -17,6 +17,8 @@ export interface JobRecord {
   status: JobStatus;
   input: unknown;
   webhook?: string;
+  /** The request's bucket for the worker's uploads (runpod-sdk's s3Config); sent with the job, never shown in /status. */
+  s3Config?: Record<string, string>;
   /** Taken from the endpoint, or the request's `policy.executionTimeout`. */
   executionTimeoutMs: number;
   /** Submitted with /runsync: shorter retention. */

@@ -22,6 +22,7 @@ export interface SchedulerOptions {
 export interface SubmitRequest {
   input: unknown;
   webhook?: string;
+  s3Config?: Record<string, string>;
   /** `policy.executionTimeout` of the request, overriding the endpoint's. */
   executionTimeoutMs?: number;
   /** `policy.ttl` (default 24 h) and `policy.lowPriority`. */
@@ -131,6 +132,7 @@ export class Scheduler {
       ttlAt: now + ttlMs,
     };
     if (request.webhook !== undefined) job.webhook = request.webhook;
+    if (request.s3Config !== undefined) job.s3Config = request.s3Config;
     this.jobs.add(job);
     endpoint.queue.push(job);
     this.emitQueued(endpoint);

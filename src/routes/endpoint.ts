@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";
+import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
 import type { Logger } from "../log/index.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
@@ -36,6 +37,13 @@ export interface RouteRequest {
  * object is passed as it is. The return value is sent as JSON; return a `Response` for full control.
  */
 export type RouteFn<A = RouteArgs, R = unknown> = (args: A, request: RouteRequest) => R | Promise<R>;
+
+export interface RouteOptions {
+  /** A Standard Schema for the route's arguments: a request that fails it is answered 400 with every issue. */
+  body?: StandardSchemaV1;
+}
+
+type Validated<S extends StandardSchemaV1> = StandardSchemaV1.InferOutput<S>;
 
 export interface RouteDefinition {
   readonly method: HttpMethod;
@@ -112,7 +120,24 @@ export class Endpoint {
   }
 
   /** Declares a route; returns `fn` so it can still be called or tested directly. */
-  route<A = RouteArgs, R = unknown>(method: string, path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
+  route<S extends StandardSchemaV1, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  route<A = RouteArgs, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): RouteFn<A, R>;
+  route<A = RouteArgs, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<A, R>,
+    options: RouteOptions = {},
+  ): RouteFn<A, R> {
     const verb = checkMethod(method);
     const fastifyPath = checkPath(path);
     if (this.settings.name === undefined) {
@@ -128,6 +153,11 @@ export class Endpoint {
     if (typeof fn !== "function") {
       throw new EndpointConfigError(`route ${verb} ${path}: expected a function, got ${typeof fn}`);
     }
+    if (options.body !== undefined && !isStandardSchema(options.body)) {
+      throw new EndpointConfigError(
+        `route ${verb} ${path}: body must be a Standard Schema (a zod, valibot or arktype schema)`,
+      );
+    }
     const key = routeKey(verb, fastifyPath);
     const existing = this.table.get(key);
     if (existing) {
@@ -135,24 +165,56 @@ export class Endpoint {
         `duplicate route: ${verb} ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}')`,
       );
     }
-    this.table.set(key, { method: verb, path: fastifyPath, fn: fn as RouteFn<never> });
+    const run = options.body ? withBodySchema(fn as RouteFn<unknown, R>, options.body) : fn;
+    this.table.set(key, { method: verb, path: fastifyPath, fn: run as RouteFn<never> });
+    this.declared();
     return fn;
   }
 
-  get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    return this.route("GET", path, fn);
+  get<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  get<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("GET", path, fn, options);
   }
-  post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    return this.route("POST", path, fn);
+  post<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  post<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("POST", path, fn, options);
   }
-  put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    return this.route("PUT", path, fn);
+  put<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  put<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("PUT", path, fn, options);
   }
-  delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    return this.route("DELETE", path, fn);
+  delete<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  delete<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("DELETE", path, fn, options);
   }
-  patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>): RouteFn<A, R> {
-    return this.route("PATCH", path, fn);
+  patch<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  patch<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("PATCH", path, fn, options);
   }
 
   /** Work to finish before the endpoint takes requests, e.g. loading a model; hooks run in order. */
@@ -167,6 +229,14 @@ export class Endpoint {
    * Uses the endpoint as a queue-based endpoint (the toolkit's direct decorator): `fn` is the job handler,
    * run with the endpoint's `maxConcurrency` unless `options.concurrency` says otherwise.
    */
+  handler<S extends StandardSchemaV1, O = unknown>(
+    fn: HandlerFn<Validated<S>, O>,
+    options: HandlerOptions & { input: S },
+  ): EndpointHandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
+  handler<I = unknown, O = unknown>(
+    fn: HandlerFn<I, O>,
+    options?: HandlerOptions,
+  ): EndpointHandlerDefinition<I, O>;
   handler<I = unknown, O = unknown>(
     fn: HandlerFn<I, O>,
     options: HandlerOptions = {},
@@ -184,8 +254,12 @@ export class Endpoint {
     const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
     const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
     this.queue = withSettings as EndpointHandlerDefinition;
+    this.declared();
     return withSettings;
   }
+
+  /** Told when a route or the queue handler is declared: the public API's subclass records the app here. */
+  protected declared(): void {}
 
   /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
   assertRoutes(): void {
@@ -195,6 +269,24 @@ export class Endpoint {
       `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,
     );
   }
+}
+
+/** A route whose arguments are validated first; a refused request is answered 400 with every issue. */
+function withBodySchema<R>(
+  fn: RouteFn<unknown, R>,
+  schema: StandardSchemaV1,
+): RouteFn<unknown, R | Response> {
+  const validated = (args: unknown, request: RouteRequest) => {
+    const checked = check(schema, args, "body");
+    const answer = (c: Awaited<typeof checked>) => {
+      if (c.ok) return fn(c.value, request);
+      const error = new ValidationError("request body", c.issues);
+      return Response.json({ error: error.message, issues: error.issues }, { status: 400 });
+    };
+    return checked instanceof Promise ? checked.then(answer) : answer(checked);
+  };
+  // Keeps the user's function name for the duplicate-route message.
+  return Object.defineProperty(validated, "name", { value: fn.name });
 }
 
 function functionName(fn: RouteFn<never>): string {

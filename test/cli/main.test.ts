@@ -26,7 +26,8 @@ describe("flash", () => {
     const out = flash("deploy", "--help");
     expect(out.status).toBe(0);
     expect(out.stdout).toMatch(/^usage: flash deploy \[files\.\.\.\] \[options\]/);
-    expect(out.stdout).toContain("--url URL");
+    expect(out.stdout).toContain("--image REGISTRY/NAME:TAG");
+    expect(out.stdout).toContain("--tls-verify[=true|false]");
     expect(out.stdout).toContain("--node-version V");
   });
 

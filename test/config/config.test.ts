@@ -22,7 +22,27 @@ describe("parseConfig: flag > env > default", () => {
       workerIdFromEnv: false,
     });
     expect(config.platform.getJobUrl).toBeUndefined();
+    expect(config.files).toStrictEqual({
+      maxDownloadBytes: 5 * 1024 ** 3,
+      allowPrivateDownloads: false,
+      bucket: { endpointUrl: undefined, accessKeyId: undefined, secretAccessKey: undefined },
+    });
     expect(rest).toStrictEqual([]);
+  });
+
+  it("the file helpers' variables (rp_download, rp_upload)", () => {
+    const { config } = parseConfig([], {
+      RUNPOD_MAX_DOWNLOAD_BYTES: "1048576",
+      RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "yes",
+      BUCKET_ENDPOINT_URL: "http://127.0.0.1:9000/renders/",
+      BUCKET_ACCESS_KEY_ID: "AK",
+      BUCKET_SECRET_ACCESS_KEY: "SK",
+    });
+    expect(config.files).toStrictEqual({
+      maxDownloadBytes: 1_048_576,
+      allowPrivateDownloads: true,
+      bucket: { endpointUrl: "http://127.0.0.1:9000/renders", accessKeyId: "AK", secretAccessKey: "SK" },
+    });
   });
 
   it("accepts runpod-python spellings and kebab-case, with space or =", () => {
@@ -109,6 +129,21 @@ describe("parseConfig: flag > env > default", () => {
     [[], { FLASH_GRACE_PERIOD: "-1" }, "environment variable FLASH_GRACE_PERIOD (seconds)"],
     [[], { RUNPOD_PING_INTERVAL: "soon" }, "environment variable RUNPOD_PING_INTERVAL"],
     [["--test-input"], {}, "Flag --test-input needs a value"],
+    [
+      [],
+      { RUNPOD_MAX_DOWNLOAD_BYTES: "0" },
+      'Invalid value "0" in environment variable RUNPOD_MAX_DOWNLOAD_BYTES',
+    ],
+    [
+      [],
+      { RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "maybe" },
+      "RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: expected true or false",
+    ],
+    [
+      [],
+      { BUCKET_ENDPOINT_URL: "s3://bucket" },
+      'Invalid URL "s3://bucket" in environment variable BUCKET_ENDPOINT_URL',
+    ],
   ];
   for (const [argv, env, message] of bad) {
     it(`rejects ${JSON.stringify(argv)} ${JSON.stringify(env)} with a ConfigError`, () => {

@@ -27,10 +27,10 @@ let platform: Platform;
 let browser: Browser;
 
 beforeAll(async () => {
-  // A missing browser is a failure, never a skip: CI installs Debian's chromium (.ci/run).
+  // A missing browser is a failure, never a skip: scripts/test-deps.sh (npm test's pretest) installs it.
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `The console's browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; ` +
+      `The console's browser test needs Debian's chromium at ${CHROMIUM} (run \`bash scripts/test-deps.sh\` as root; ` +
         "set CHROMIUM_PATH to use another). playwright's own browser download does not work here.",
     );
   }

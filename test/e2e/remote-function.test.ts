@@ -16,7 +16,9 @@ describe("examples/remote-function", () => {
   });
 
   if (python.path === null) {
-    it.skip(`Python client: skipped, ${python.reason}`, () => {});
+    it("Python client: needs Debian's python3 with cloudpickle", () => {
+      throw new Error(python.reason);
+    });
     return;
   }
   const pythonPath = python.path;

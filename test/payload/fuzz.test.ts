@@ -6,6 +6,7 @@ import { decodeGeneral } from "../../src/payload/decode.js";
 import { DeserializeTimeoutError, decode, encode, PickleError } from "../../src/payload/index.js";
 import { pyValue } from "./arbitraries.js";
 import { type Part, pk, sbu } from "./bytes.js";
+import { mutate, mutation, records } from "./mutate.js";
 import { mismatch, toTyped, type VectorFile } from "./typed.js";
 
 /** Decoding either returns a value or throws one of the codec's errors; a TypeError or RangeError is a bug. */
@@ -24,26 +25,6 @@ const seeds = (
 ).vectors
   .flatMap((v) => v.payloads.map((p) => new Uint8Array(Buffer.from(p.b64, "base64"))))
   .filter((b) => b.length < 4000);
-
-const mutation = fc.oneof(
-  fc.record({ kind: fc.constant("flip" as const), at: fc.nat(), bits: fc.integer({ min: 1, max: 255 }) }),
-  fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
-  fc.record({ kind: fc.constant("delete" as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
-);
-type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;
-
-function mutate(src: Uint8Array, muts: Mutation[]): Uint8Array {
-  const b = [...src];
-  for (const m of muts) {
-    const at = b.length === 0 ? 0 : m.at % b.length;
-    if (m.kind === "flip") b[at] = (b[at] ?? 0) ^ m.bits;
-    else if (m.kind === "insert") b.splice(at, 0, m.byte);
-    else if (m.kind === "delete") b.splice(at, 1);
-    else b.length = at;
-  }
-  return Uint8Array.from(b);
-}
 
 describe("fuzzing the decoder", () => {
   it("random bytes", () => {
@@ -92,14 +73,6 @@ describe("fuzzing the decoder", () => {
         throw e;
       }
     };
-    const records = (n: number) =>
-      Array.from({ length: n }, (_, i) => ({
-        id: i,
-        name: `u${i}`,
-        score: i / 3,
-        ok: i % 2 === 0,
-        none: null,
-      }));
     // protocol 5 (MEMOIZE), protocol 2 (BINPUT), more than 256 memo entries (LONG_BINGET), and hand-made
     // ones: a repeated key, and value strs memoized inside the dict and read back after it
     const keys = [sbu("a"), 0x94, 0x30, sbu("b"), 0x94, 0x30]; // memo 0 and 1

@@ -9,7 +9,7 @@ so set and frozenset order, and hence the output, is the same on every run.
 Output: {"info": {...}, "vectors": [{"name", "expected", "payloads": [{"producer", "protocol", "b64"}]}]}
 with `pickle.dumps` at protocols 0-5 and `cloudpickle.dumps` at 2-5 plus its default.
 
-Typed expected values (the format of ../shared/vectors, dependencies.md section 2.1):
+Typed expected values (the format of test/fixtures/pickle/*.json too):
   {"t":"none"} {"t":"bool","v":b} {"t":"int","v":"<decimal>"} {"t":"float","v":"<repr>"}
   {"t":"str","v":s} {"t":"bytes","b64":..} {"t":"bytearray","b64":..}
   {"t":"list"|"tuple"|"set"|"frozenset","id":N,"v":[...]} {"t":"dict","id":N,"v":[[k,v],...]}

@@ -1,4 +1,4 @@
-// Hostile payloads (../shared/vectors/hostile.json and our own): each fails cleanly with an error that says
+// Hostile payloads (test/fixtures/pickle/hostile.json and our own): each fails cleanly with an error that says
 // why, nothing runs, no prototype changes, and bombs stop at a limit instead of eating time or memory.
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ interface Hostile {
   note: string;
 }
 const hostile = (
-  JSON.parse(readFileSync(new URL("../../../shared/vectors/hostile.json", import.meta.url), "utf8")) as {
+  JSON.parse(readFileSync(new URL("../fixtures/pickle/hostile.json", import.meta.url), "utf8")) as {
     vectors: Hostile[];
   }
 ).vectors;
@@ -86,7 +86,7 @@ describe("hostile.json: malformed streams fail with the reason", () => {
     ["reduce_non_callable", /REDUCE can only apply an allow-listed global/],
     ["huge_len_unicode", /pickle data was truncated/],
     ["truncated", /pickle data was truncated/],
-    ["no_stop", /pickle data was truncated/],
+    ["no_stop", /^Ran out of input$/],
     ["proto6", /unsupported pickle protocol: 6/],
     ["bad_opcode", /invalid load key, '\\xff'/],
     ["get_missing_memo", /Memo value not found at index 7/],
@@ -244,7 +244,7 @@ describe("own hostile payloads", () => {
 
   it("nothing below a MARK is reachable", () => {
     // as in CPython, APPEND after a MARK cannot reach the list below it
-    expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x61, 0x2e))).toThrow(/stack underflow/);
+    expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x61, 0x2e))).toThrow(/^unexpected MARK found$/);
     expect(() => decode(pk(0x80, 5, 0x5d, 0x28, 0x4b, 1, 0x65, 0x2e))).not.toThrow();
     expect(() => decode(pk(0x80, 5, 0x65, 0x2e))).toThrow(/could not find MARK/);
     expect(() => decode(pk(0x80, 5, 0x2e))).toThrow(/stack underflow/);

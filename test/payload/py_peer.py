@@ -6,6 +6,11 @@ Requests: {"id": n, "op": ..., ...}
   canon_typed  {"typed"}               -> {"canon"}   the same text for the value a typed tree describes
   dumps_typed  {"typed", "protocol"}   -> {"b64"}     cloudpickle.dumps of that value (protocol null = default)
   echo         {"b64", "protocol"}     -> {"b64"}     loads then dumps again (a Python-side round trip)
+  verdicts     {"cases": [b64, ...]}   -> {"verdicts"} each case loaded by CPython's own unpickler, its address
+                                          space bounded (mutated lengths would allocate gigabytes): {"canon"},
+                                          {"error"}, {"nomem": true} (no verdict) or {"notplain"} (a class or
+                                          function); pickle.loads itself, with globals outside the decoder's
+                                          allow-list refused by an audit hook before anything is imported
 Failures answer {"id": n, "error": "<type>: <message>"}.
 
 The canonical text keeps every type apart (int/float/bool, bytes/bytearray, list/tuple, set/frozenset), prints
@@ -15,6 +20,8 @@ shared or recursive lists, dicts and sets as #n / @n.
 
 import base64
 import json
+import pickle
+import resource
 import sys
 
 import cloudpickle
@@ -93,6 +100,39 @@ def from_typed(t, ids=None):
     raise ValueError(f"unknown typed tag {k}")
 
 
+# the decoder's allow-list (src/payload/globals.ts): anything else is refused before it is imported or called
+ALLOWED = {("builtins", n) for n in ("set", "frozenset", "bytearray", "bytes")} | {("_codecs", "encode")}
+MEMORY_LIMIT = 1 << 30
+# set once a verdicts request came: the memory bound and the audit hook last for the process
+GUARDED = []
+
+
+def refuse_globals(event, args):
+    """An audit hook: CPython's unpickler announces every find_class before it imports anything."""
+    if event == "pickle.find_class":
+        module, name = args
+        # Python 2's __builtin__ passes as builtins; CPython itself decides by protocol whether it exists
+        if ("builtins" if module == "__builtin__" else module, name) not in ALLOWED:
+            raise pickle.UnpicklingError(f"global '{module}.{name}' is refused")
+
+
+def verdict(data):
+    try:
+        value = pickle.loads(data)
+    except MemoryError:
+        return {"nomem": True}
+    except RecursionError:
+        return {"nomem": True}
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    try:
+        return {"canon": canon(value)}
+    except TypeError as e:
+        return {"notplain": str(e)}
+    except RecursionError:
+        return {"nomem": True}
+
+
 def handle(req):
     op = req["op"]
     if op == "loads_canon":
@@ -107,6 +147,12 @@ def handle(req):
     if op == "echo":
         v = cloudpickle.loads(base64.b64decode(req["b64"]))
         return {"b64": base64.b64encode(cloudpickle.dumps(v, protocol=req.get("protocol") or 5)).decode()}
+    if op == "verdicts":
+        if not GUARDED:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+            sys.addaudithook(refuse_globals)
+            GUARDED.append(True)
+        return {"verdicts": [verdict(base64.b64decode(b)) for b in req["cases"]]}
     raise ValueError(f"unknown op {op}")
 
 

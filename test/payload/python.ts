@@ -8,7 +8,7 @@ const CANDIDATES = ["/usr/bin/python3", "python3", "python"];
 
 export interface PythonFound {
   path: string | null;
-  /** Why no interpreter qualified, for the skip message. */
+  /** The interpreter found, or why none qualified (what a failing test says). */
   reason: string;
 }
 
@@ -29,7 +29,7 @@ export function findPython(): PythonFound {
   }
   return {
     path: null,
-    reason: `no Python with cloudpickle (apt-get install python3-cloudpickle); tried ${tried.join("; ")}`,
+    reason: `no Python with cloudpickle: run \`bash scripts/test-deps.sh\` as root (it installs python3-cloudpickle); tried ${tried.join("; ")}`,
   };
 }
 

@@ -1,4 +1,4 @@
-// Every payload that real Python wrote (our generator's file and the shared set) decodes to its typed
+// Every payload that real Python wrote (our generator's file and the design's set) decodes to its typed
 // expected value, and re-encoding at every protocol decodes to the same value again.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,10 @@ import { fromTyped, mismatch, type VectorFile } from "./typed.js";
 
 const files: [string, URL][] = [
   ["own (gen_vectors.py, protocols 0-5)", new URL("./vectors.json", import.meta.url)],
-  ["shared (../shared/vectors)", new URL("../../../shared/vectors/vectors.json", import.meta.url)],
+  [
+    "design (test/fixtures/pickle/design-vectors.json)",
+    new URL("../fixtures/pickle/design-vectors.json", import.meta.url),
+  ],
 ];
 
 for (const [label, url] of files) {

@@ -29,6 +29,20 @@ describe("job-take", () => {
     expect(await taking).toEqual({ id, input: { prompt: "hi" } });
   });
 
+  it("hands the request's s3Config to the worker with the job, and /status never shows it", async () => {
+    const s3Config = {
+      accessId: "AK",
+      accessSecret: "SK",
+      bucketName: "out",
+      endpointUrl: "https://s3.example",
+    };
+    const id = await run({ prompt: "hi" }, { s3Config });
+    expect(await t.worker("w1").takeOne()).toEqual({ id, input: { prompt: "hi" }, s3Config });
+    expect(JSON.stringify(await status(id))).not.toContain("SK");
+    const bad = await t.client("/run", { body: { input: 1, s3Config: { bucketName: "out" } } });
+    expect(bad.status).toBe(400);
+  });
+
   it("answers 204 when no job came during the long-poll", async () => {
     const response = await t.worker("w1").takeRaw();
     expect(response.status).toBe(204);
@@ -209,51 +223,5 @@ describe("job-stop and ping", () => {
     expect(
       t.lines.some((l) => l.includes("Worker:sick | reported unhealthy: _memory_check: RuntimeError: low")),
     ).toBe(true);
-  });
-});
-
-describe("management API", () => {
-  it("creates, lists and deletes endpoints", async () => {
-    const headers = { authorization: `Bearer ${t.platform.apiKey}`, "content-type": "application/json" };
-    const created = await fetch(`${t.platform.url}/endpoints`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ id: "second", name: "Second", executionTimeoutMs: 5000, workers: [0, 2] }),
-    });
-    expect(created.status).toBe(201);
-    expect(await created.json()).toMatchObject({
-      id: "second",
-      name: "Second",
-      url: `${t.platform.url}/v2/second`,
-      executionTimeoutMs: 5000,
-      workers: [0, 2],
-      workersRunning: 0,
-    });
-    const duplicate = await fetch(`${t.platform.url}/endpoints`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ id: "second" }),
-    });
-    expect(duplicate.status).toBe(409);
-    const invalid = await fetch(`${t.platform.url}/endpoints`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ workers: [2, 1] }),
-    });
-    expect(invalid.status).toBe(400);
-
-    const list = (await (await fetch(`${t.platform.url}/endpoints`, { headers })).json()) as { id: string }[];
-    expect(list.map((e) => e.id).sort()).toEqual([ENDPOINT, "second"]);
-
-    const queued = (await (
-      await fetch(`${t.base("second")}/run`, { method: "POST", headers, body: JSON.stringify({ input: 1 }) })
-    ).json()) as JobJson;
-    const deleted = await fetch(`${t.platform.url}/endpoints/second`, { method: "DELETE", headers });
-    expect(await deleted.json()).toEqual({ id: "second", deleted: true });
-    expect((await fetch(`${t.base("second")}/status/${queued.id}`, { headers })).status).toBe(404);
-    expect(t.platform.scheduler.jobs.get(queued.id)?.status).toBe("CANCELLED");
-    expect((await fetch(`${t.platform.url}/endpoints/second`, { method: "DELETE", headers })).status).toBe(
-      404,
-    );
   });
 });

@@ -103,6 +103,8 @@ class MemoryPlatform implements PlatformClient {
   async ping(): Promise<number> {
     return 200;
   }
+
+  async reportUnhealthy(): Promise<void> {}
 }
 
 function setup(fn: HandlerFn, options: HandlerOptions = {}, env: Record<string, string> = {}) {

@@ -1,0 +1,60 @@
+// The job the current code runs for (so download() and upload() need no job argument) and its files folder.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Logger } from "../log/index.js";
+import type { RawJob } from "./types.js";
+
+/** What helpers called from a handler may know about its job. */
+export interface JobScope {
+  readonly job: RawJob;
+  readonly signal: AbortSignal;
+  /** A folder for this job's files, made on first use and removed when the job ends. */
+  folder(): Promise<string>;
+}
+
+// Kept on globalThis, as the registry is: the app's own copy of the package must see the runtime's job.
+const KEY = Symbol.for("flash-worker.job-scope");
+const holder = globalThis as { [KEY]?: AsyncLocalStorage<JobScope> };
+holder[KEY] ??= new AsyncLocalStorage<JobScope>();
+const storage = holder[KEY];
+
+/** The job whose handler (or anything it awaits) is running now; undefined outside a job. */
+export function currentJob(): JobScope | undefined {
+  return storage.getStore();
+}
+
+/** Runs `work` as job `job`; whatever way it ends, the job's folder is removed afterwards. */
+export async function runInJobScope<T>(
+  job: RawJob,
+  signal: AbortSignal,
+  log: Logger,
+  work: () => Promise<T>,
+): Promise<T> {
+  let made: Promise<string> | undefined;
+  let ended = false;
+  const scope: JobScope = {
+    job,
+    signal,
+    folder() {
+      // A handler still running after its job was stopped must not leave a folder behind.
+      if (ended) return Promise.reject(new Error(`job ${job.id} has ended: its files folder is gone`));
+      made ??= mkdtemp(join(tmpdir(), `flash-job-${job.id.replace(/[^\w-]/g, "_").slice(0, 64)}-`));
+      return made;
+    },
+  };
+  try {
+    return await storage.run(scope, work);
+  } finally {
+    ended = true;
+    if (made) {
+      const folder = await made.catch(() => undefined);
+      if (folder) {
+        await rm(folder, { recursive: true, force: true }).catch((err: Error) =>
+          log.warn(`Could not remove the job's files folder ${folder}: ${err.message}`),
+        );
+      }
+    }
+  }
+}
