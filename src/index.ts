@@ -5,10 +5,12 @@ import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
 import type { PyType } from "./payload/pytypes.js";
 import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
+import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
-import { registry } from "./runtime/registry.js";
+import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
+export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
 export {
   DownloadError,
   type DownloadedFile,
@@ -49,13 +51,12 @@ export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./
 export type { Logger, LogLevel } from "./log/index.js";
 export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
-export {
-  Endpoint,
-  type EndpointHandlerDefinition,
-  type RouteArgs,
-  type RouteFn,
-  type RouteRequest,
-  type StartHook,
+export type {
+  EndpointHandlerDefinition,
+  RouteArgs,
+  RouteFn,
+  RouteRequest,
+  StartHook,
 } from "./routes/endpoint.js";
 export { GpuGroup, GpuType } from "./routes/gpu.js";
 export {
@@ -77,6 +78,17 @@ export {
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
 export { VERSION } from "./version.js";
+
+/**
+ * A serverless endpoint in code (see the README, "Load-balanced endpoints"). Declaring routes or a queue
+ * handler records it as the file's app, for `flash start/dev/build` and `start(endpoint)`; unlike
+ * handler() and remote(), it never starts a server by itself when the file is the program.
+ */
+export class Endpoint extends EndpointDeclaration {
+  protected override declared(): void {
+    registry().app = this;
+  }
+}
 
 /**
  * Registers the worker's handler and, when this file is the program (`node handler.js`), starts the
@@ -157,12 +169,20 @@ export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {
   handler: HandlerFn<I, O>;
 }
 
-/** The explicit form: start the runtime now with this handler; resolves when it stops. */
-export async function start<I = unknown, O = unknown>(config: StartConfig<I, O>): Promise<void> {
-  const { handler: fn, ...options } = config;
-  const definition = defineHandler(fn, options) as HandlerDefinition;
+/**
+ * The explicit form: start the runtime now with this handler, or with this Endpoint (its routes on
+ * `PORT`, or its queue handler); resolves when it stops.
+ */
+export async function start<I = unknown, O = unknown>(config: StartConfig<I, O> | Endpoint): Promise<void> {
+  let app: App;
+  if (config instanceof EndpointDeclaration) {
+    app = config;
+  } else {
+    const { handler: fn, ...options } = config;
+    app = defineHandler(fn, options) as HandlerDefinition;
+  }
   const reg = registry();
-  reg.app = definition;
+  reg.app = app;
   reg.managed = true;
-  process.exitCode = await startApp(definition);
+  process.exitCode = await startApp(app);
 }

@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { shellQuote } from "../platform/index.js";
 import { isOpenAICompatible } from "../routes/openai.js";
+import { loadApp } from "../runtime/load.js";
 import type { App } from "../runtime/registry.js";
-import { loadApp } from "./load.js";
 
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */

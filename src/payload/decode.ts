@@ -35,7 +35,7 @@ import {
 } from "./values.js";
 
 export interface DecodeOptions {
-  /** Wall-clock budget; defaults to flash-toolkit.md §3.1's 30 s. */
+  /** Wall-clock budget; defaults to docs/toolkit.md §3.1's 30 s. */
   timeoutSeconds?: number;
   /** Millisecond clock, injectable so tests can make time pass. */
   now?: () => number;

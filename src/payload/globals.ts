@@ -1,5 +1,5 @@
 // The only globals a pickle may name: pure-data constructors that CPython's pickler writes for plain values
-// at protocols 0–4 (dependencies.md §3). They are implemented by this table; nothing is imported or looked up.
+// at protocols 0–4 (docs/design.md §4.3). They are implemented by this table; nothing is imported or looked up.
 import { PickleError, PickleGlobalError } from "./errors.js";
 import { utf8Strict } from "./text.js";
 import { asByteArray, asFrozenSet, isTuple, unhashableType } from "./values.js";

@@ -1,6 +1,6 @@
 /**
  * Payload codec and remote functions: pickle decoding and encoding for the remote-function toolkit
- * (flash-toolkit.md §2–§3), base64 limits with the document's messages, and a pure dispatcher.
+ * (docs/toolkit.md §2–§3), base64 limits with the document's messages, and a pure dispatcher.
  *
  * Python ↔ JS value mapping (decode → encode gives Python back the same value and type):
  *

@@ -1,4 +1,4 @@
-// Decoded values → plain JSON data, for `json_result` (flash-toolkit.md §2.2) and `serialization_format: "json"`.
+// Decoded values → plain JSON data, for `json_result` (docs/toolkit.md §2.2) and `serialization_format: "json"`.
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
 import { MAX_DEPTH } from "./limits.js";

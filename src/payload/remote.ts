@@ -1,5 +1,6 @@
-// Remote-function dispatch: a FunctionRequest (flash-toolkit.md §2.1) → the registered TypeScript function or
+// Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
+import { FlashError, isFlashError } from "../errors.js";
 import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
@@ -117,7 +118,11 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-class RequestError extends Error {}
+/** A FunctionRequest that names nothing callable: answered with its message alone, no stack. */
+class RequestError extends FlashError {
+  readonly code = "REMOTE_REQUEST_INVALID";
+  override name = "RequestError";
+}
 
 function entryOf(t: RemoteTarget): RemoteEntry {
   return typeof t === "function" ? { target: t } : t;
@@ -147,7 +152,7 @@ export class RemoteDispatcher {
     } catch (e) {
       return functionResponse({
         success: false,
-        error: e instanceof RequestError ? e.message : errorText(e),
+        error: isFlashError(e, "REMOTE_REQUEST_INVALID") ? e.message : errorText(e),
         stdout: output.text,
       });
     }
@@ -188,7 +193,7 @@ export class RemoteDispatcher {
     if (typeof dict !== "object" || dict === null || Array.isArray(dict))
       throw new RequestError("kwargs must be an object");
     if (this.json(request)) return [list, dict as Record<string, unknown>];
-    // the limits and messages of flash-toolkit.md §3 apply to each argument on its own
+    // the limits and messages of docs/toolkit.md §3 apply to each argument on its own
     const options: DecodeOptions = { ...this.options.decode, floats: exact ? "PyFloat" : "number" };
     const decoded = list.map((a) => deserializeArg(a, options));
     const named: Record<string, unknown> = {};

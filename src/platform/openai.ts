@@ -1,13 +1,15 @@
 // The chat-completion-compatible base URL `/v2/<endpoint_id>/openai/v1`: each request becomes a job whose
 // input is `{openai_route, openai_input}` (the platform's language-model worker convention), answered with
 // the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isFlashError } from "../errors.js";
 import type { PlatformContext } from "./context.js";
 import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
 import { isTerminal, type JobRecord } from "./jobs.js";
 
-/** Bodies up to the /runsync limit (worker-protocol §11). */
+/** Bodies up to the /runsync limit (docs/protocol.md §11). */
 const BODY_LIMIT = 20 * 1024 * 1024;
 /** A request waits for its job at most this long beyond the job's own execution timeout (queue time). */
 const QUEUE_ALLOWANCE_MS = 5 * 60_000;
@@ -78,7 +80,7 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
   addJsonParser(app, "application/json");
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err instanceof HttpError ? err.statusCode : (err.statusCode ?? 500);
+    const status = isFlashError(err, "HTTP_STATUS") ? (err as HttpError).status : (err.statusCode ?? 500);
     if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
     return reply.code(status).send(openaiError(status, err.message));
   });

@@ -20,7 +20,7 @@ const NOT_A_REQUEST =
 /**
  * A queue handler that answers FunctionRequest jobs with the registered functions and passes any
  * other job to the user's own handler. The FunctionResponse's `error` key is popped into the job's
- * error by the job engine, as runpod-python does (flash-toolkit.md §2.4).
+ * error by the job engine, as runpod-python does (docs/toolkit.md §2.4).
  */
 export function withRemoteFunctions(definition: HandlerDefinition | undefined): HandlerDefinition {
   if (definition && wrapped.has(definition)) return definition;

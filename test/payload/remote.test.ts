@@ -1,4 +1,4 @@
-// The remote-function dispatcher: FunctionRequest in (flash-toolkit.md §2.1), FunctionResponse out (§2.2).
+// The remote-function dispatcher: FunctionRequest in (docs/toolkit.md §2.1), FunctionResponse out (§2.2).
 import { describe, expect, it } from "vitest";
 import {
   deserializeArg,
@@ -82,7 +82,7 @@ describe("isFunctionRequest", () => {
 
 describe("function mode", () => {
   it("calls the registered function with decoded args and returns every response field", async () => {
-    // the live example of flash-toolkit.md §2.5: add(5, 3)
+    // the live example of docs/toolkit.md §2.5: add(5, 3)
     const res = await dispatcher().dispatch({
       function_name: "add",
       function_code: "def add(a, b):\n    return a + b",

@@ -1,11 +1,14 @@
+// Loading the user's app file: found by name or default, imported (TypeScript too), and its app picked.
 import { existsSync } from "node:fs";
-import { extname, resolve } from "node:path";
+import { basename, dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type App, registry, versionMismatch } from "../runtime/registry.js";
+import { FlashError } from "../errors.js";
+import { type App, registry, versionMismatch } from "./registry.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
-export class LoadError extends Error {
+export class LoadError extends FlashError {
+  readonly code = "LOAD_FAILED";
   override name = "LoadError";
 }
 
@@ -79,7 +82,7 @@ export async function loadApp(file: string): Promise<App> {
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   let app = isApp(mod.default) ? mod.default : reg.app;
   if (!app && reg.remotes.size > 0) {
-    const { withRemoteFunctions } = await import("../runtime/remote.js");
+    const { withRemoteFunctions } = await import("./remote.js");
     app = withRemoteFunctions(undefined);
   }
   if (!app) {
@@ -88,4 +91,15 @@ export async function loadApp(file: string): Promise<App> {
     );
   }
   return app;
+}
+
+/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
+export function endpointIdFor(file: string): string {
+  const stem = basename(file, extname(file));
+  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
+  const id = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "");
+  return id.slice(0, 64) || "local";
 }
