@@ -24,7 +24,7 @@ function openaiError(status: number, message: string, code?: string) {
 
 /** The error_type a chat-completion worker gives a route it does not implement (routes/openai.ts): a 404. */
 const ROUTE_NOT_FOUND = "<class 'OpenAIRouteNotFoundError'>";
-/** runpod-python's error of a generator handler: `handler: <message> \ntraceback: <stack>` (worker-protocol §4.3). */
+/** runpod-python's error of a generator handler: `handler: <message> \ntraceback: <stack>` (docs/protocol.md §4.3). */
 const GENERATOR_ERROR = /^handler: ([\s\S]*?) \ntraceback: /;
 
 /** The worker's error text without its traceback: runpod-python's JSON error string carries `error_message`. */
