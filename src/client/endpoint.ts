@@ -1,8 +1,9 @@
 import { PayloadTooLargeError } from "../errors.js";
-import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep, withRetry } from "../http/retry.js";
+import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
+import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
+import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import { type CircuitBreaker, type CircuitBreakers, DEFAULT_BREAKERS } from "./breaker.js";
 import { resolveApiKey } from "./credentials.js";
 import { readDeployments } from "./deployments.js";
 import {
@@ -91,7 +92,6 @@ const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 const SYNC_SLACK_MS = 15_000;
 
 const TERMINAL: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
 const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.node}`;
 
 interface Target {
@@ -107,7 +107,7 @@ export class EndpointClient {
   readonly name: string;
   private target: Target | undefined;
   private key: string | undefined;
-  private breakerOf: CircuitBreaker | undefined;
+  private httpOf: HttpClient | undefined;
   private readonly log: Logger;
   private readonly env: Record<string, string | undefined>;
   private readonly doFetch: typeof fetch;
@@ -305,7 +305,7 @@ export class EndpointClient {
     return job;
   }
 
-  /** One call: breaker check, retries of connection failures, the answer parsed as JSON. */
+  /** One call through the shared HTTP client (retries, the endpoint's breaker), the answer parsed as JSON. */
   private async request<T>(
     method: "GET" | "POST",
     path: string,
@@ -313,16 +313,6 @@ export class EndpointClient {
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<T> {
     const target = this.resolve();
-    const breaker = this.breaker();
-    const admission = breaker.admit();
-    if (!admission.allowed) {
-      throw new CircuitOpenError(
-        this.name,
-        target.url,
-        Math.ceil(admission.retryInMs / 1000),
-        admission.failures,
-      );
-    }
     const url = `${target.url}${path}`;
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.apiKey()}`,
@@ -330,45 +320,16 @@ export class EndpointClient {
       Accept: "application/json",
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const what = `${method} ${path}`;
-    let answer: { response: Response; text: string };
-    try {
-      answer = await withRetry(
-        this.retry,
-        async () => {
-          const response = await this.doFetch(url, {
-            method,
-            headers,
-            ...(body === undefined ? {} : { body }),
-            signal: AbortSignal.timeout(timeoutMs),
-          });
-          return { response, text: await response.text().catch(() => "") };
-        },
-        (outcome) => {
-          if (!outcome.ok) return describe(outcome.error);
-          const { response } = outcome.value;
-          return RETRYABLE_STATUS.has(response.status)
-            ? `${response.status} ${response.statusText}`
-            : undefined;
-        },
-        {
-          onRetry: (reason, attempt, wait) =>
-            this.resourceLog().warn(
-              `${what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
-            ),
-        },
-      );
-    } catch (err) {
-      breaker.failure();
-      throw new EndpointConnectionError(this.name, target.url, err);
-    }
+    const answer = await this.http().send({
+      method,
+      url,
+      headers,
+      body,
+      timeoutMs,
+      what: `${method} ${path}`,
+    });
     const { response, text } = answer;
-    if (response.ok) {
-      breaker.success();
-      return this.parse<T>(text);
-    }
-    if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) breaker.failure();
-    else breaker.success();
+    if (response.ok) return this.parse<T>(text);
     if (response.status === 404 && /^\s*\{\s*"error"\s*:\s*"Endpoint [^"]* not found"/.test(text)) {
       throw new EndpointNotDeployedError(
         this.name,
@@ -422,12 +383,29 @@ export class EndpointClient {
     return this.key;
   }
 
-  private breaker(): CircuitBreaker {
-    this.breakerOf ??= (this.options.breakers ?? DEFAULT_BREAKERS).for(
-      this.resolve().url,
-      this.log.child({ subject: "circuit-breaker" }),
-    );
-    return this.breakerOf;
+  /** Connection failures and 408/429/502/503/504 are retried; consecutive failures open the endpoint's breaker. */
+  private http(): HttpClient {
+    if (this.httpOf) return this.httpOf;
+    const { url } = this.resolve();
+    this.httpOf = new HttpClient({
+      retry: this.retry,
+      fetch: this.doFetch,
+      retryStatus: (status) => RETRYABLE_STATUS.has(status),
+      circuit: {
+        breaker: (this.options.breakers ?? DEFAULT_BREAKERS).for(
+          url,
+          this.log.child({ subject: "circuit-breaker" }),
+        ),
+        openError: (retryInMs, failures) =>
+          new CircuitOpenError(this.name, url, Math.ceil(retryInMs / 1000), failures),
+      },
+      onRetry: (request, reason, attempt, wait) =>
+        this.resourceLog().warn(
+          `${request.what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
+        ),
+      unreachable: (_request, cause) => new EndpointConnectionError(this.name, url, cause),
+    });
+    return this.httpOf;
   }
 
   private resourceLog(): Logger {
@@ -450,11 +428,6 @@ function lastSegment(url: string): string {
 
 function baseOf(url: string): string {
   return url.replace(/\/v2\/[^/]+$/, "");
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
 }
 
 function preview(value: unknown): string {

@@ -3,7 +3,6 @@
 // Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
 
 export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
-export type { RetryPolicy } from "../http/retry.js";
 export {
   type Admission,
   type BreakerOptions,
@@ -11,7 +10,8 @@ export {
   CircuitBreakers,
   type CircuitState,
   type Clock,
-} from "./breaker.js";
+} from "../http/breaker.js";
+export type { RetryPolicy } from "../http/retry.js";
 export {
   type ApiKey,
   ApiKeyError,
