@@ -1,11 +1,11 @@
 // The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports src/worker.
 
 export { curlCommand, shellQuote } from "./curl.js";
-export type { EndpointConfig } from "./endpoint.js";
-export type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
-export { newApiKey } from "./ids.js";
-export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
-export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
-export { WorkerPool } from "./pool.js";
 export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
+export type { EndpointConfig } from "./state/endpoint.js";
+export type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
+export { newApiKey } from "./state/ids.js";
+export type { JobRecord, JobStatus, JobView, Retention } from "./state/jobs.js";
+export type { LbEndpointInfo, LbEndpointInit } from "./workers/lb-proxy.js";
+export { WorkerPool } from "./workers/pool.js";

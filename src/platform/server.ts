@@ -5,24 +5,30 @@ import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
 import { createLogger, type Logger } from "../log/index.js";
-import { clientApi } from "./client-api.js";
+import { clientApi } from "./api/client-api.js";
+import type { PlatformContext } from "./api/context.js";
+import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
+import { errorHandler } from "./api/http.js";
+import { openaiApi } from "./api/openai.js";
+import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webhooks.js";
+import { workerApi } from "./api/worker-api.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
-import type { PlatformContext } from "./context.js";
-import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
-import type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
-import { FILE_LIFETIME_MS, filesApi } from "./files.js";
-import { errorHandler } from "./http.js";
-import { newApiKey, newShortId } from "./ids.js";
-import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
-import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbHostRewrite, lbProxy } from "./lb-proxy.js";
-import { openaiApi } from "./openai.js";
-import { WorkerPool } from "./pool.js";
 import type { CatalogGpu } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
 import { type HostWorker, type RestHost, restApi } from "./rest/index.js";
-import { Scheduler } from "./scheduler.js";
-import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
-import { workerApi } from "./worker-api.js";
+import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./state/endpoint.js";
+import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
+import { newApiKey, newShortId } from "./state/ids.js";
+import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
+import { Scheduler } from "./state/scheduler.js";
+import {
+  type LbEndpointInfo,
+  type LbEndpointInit,
+  LbEndpoints,
+  lbHostRewrite,
+  lbProxy,
+} from "./workers/lb-proxy.js";
+import { WorkerPool } from "./workers/pool.js";
 
 export interface PlatformOptions {
   /** Default 127.0.0.1. */

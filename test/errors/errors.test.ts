@@ -13,7 +13,7 @@ import {
   PickleError,
   PickleGlobalError,
 } from "../../src/payload/errors.js";
-import { HttpError } from "../../src/platform/http.js";
+import { HttpError } from "../../src/platform/api/http.js";
 import { EndpointConfigError } from "../../src/routes/settings.js";
 import { PlatformHttpError } from "../../src/worker/client.js";
 

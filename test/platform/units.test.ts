@@ -6,7 +6,7 @@ import { ConfigError } from "../../src/config/index.js";
 import { createLogger } from "../../src/log/index.js";
 import type { Platform } from "../../src/platform/index.js";
 import { curlCommand } from "../../src/platform/index.js";
-import { relayLine } from "../../src/platform/pool.js";
+import { relayLine } from "../../src/platform/workers/pool.js";
 import { endpointIdFor } from "../../src/runtime/load.js";
 
 function capture() {

@@ -1,12 +1,12 @@
 // What the console watches: job changes, terminal jobs and log lines from the platform, turned into a snapshot
 // for a page that connects and small batched deltas for pages already connected.
 import type { FastifyReply } from "fastify";
-import type { EndpointState, WorkerRecord } from "../endpoint.js";
-import type { JobRecord } from "../jobs.js";
-import type { LbEndpoints } from "../lb-proxy.js";
-import { jobErrorMessage } from "../openai.js";
-import type { WorkerPool } from "../pool.js";
-import type { Scheduler } from "../scheduler.js";
+import { jobErrorMessage } from "../api/openai.js";
+import type { EndpointState, WorkerRecord } from "../state/endpoint.js";
+import type { JobRecord } from "../state/jobs.js";
+import type { Scheduler } from "../state/scheduler.js";
+import type { LbEndpoints } from "../workers/lb-proxy.js";
+import type { WorkerPool } from "../workers/pool.js";
 import { type LogBook, workerFilter } from "./logs.js";
 import { MetricsBook } from "./metrics.js";
 import { SseStream, sseEvent } from "./sse.js";

@@ -4,10 +4,10 @@
 
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { gpuFacts, gpuLabel } from "../../gpu/facts.js";
-import type { PlatformContext } from "../context.js";
-import { addJsonParser, checkKey, HttpError } from "../http.js";
-import type { LbEndpoints } from "../lb-proxy.js";
-import type { WorkerPool } from "../pool.js";
+import type { PlatformContext } from "../api/context.js";
+import { addJsonParser, checkKey, HttpError } from "../api/http.js";
+import type { LbEndpoints } from "../workers/lb-proxy.js";
+import type { WorkerPool } from "../workers/pool.js";
 import { PageAssets } from "./assets.js";
 import { checkEventToken, eventToken } from "./auth.js";
 import { ConsoleHub, JOB_WINDOW, LOG_BACKLOG } from "./hub.js";

@@ -1,5 +1,5 @@
 // Per-endpoint request counts and p50/p95 delay and execution times in fixed time buckets over a window.
-import type { JobRecord } from "../jobs.js";
+import type { JobRecord } from "../state/jobs.js";
 import type { ConsoleMetrics, MetricsBucket } from "./wire.js";
 
 export const METRICS_DEFAULTS = { bucketMs: 10_000, windowMs: 30 * 60_000 };

@@ -9,7 +9,7 @@ import {
   toolArgv,
 } from "../../containers/tool.js";
 import type { Logger } from "../../log/index.js";
-import type { WorkerLaunch } from "../endpoint.js";
+import type { WorkerLaunch } from "../state/endpoint.js";
 
 export interface PullRequest {
   image: string;

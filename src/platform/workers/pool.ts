@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { Logger } from "../log/index.js";
-import type { EndpointState } from "./endpoint.js";
-import { newShortId } from "./ids.js";
-import type { Scheduler } from "./scheduler.js";
+import type { Logger } from "../../log/index.js";
+import type { EndpointState } from "../state/endpoint.js";
+import { newShortId } from "../state/ids.js";
+import type { Scheduler } from "../state/scheduler.js";
 import { markContainerRun, terminate } from "./terminate.js";
 
 export interface PoolOptions {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { EndpointState } from "../state/endpoint.js";
+import type { JobRecord } from "../state/jobs.js";
+import type { PostOutcome, ResultBody } from "../state/scheduler.js";
 import type { PlatformContext } from "./context.js";
-import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB } from "./http.js";
-import type { JobRecord } from "./jobs.js";
-import type { PostOutcome, ResultBody } from "./scheduler.js";
 
 /** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (docs/protocol.md §11). */
 export const RESULT_BODY_LIMIT = 20 * MB;

@@ -1,7 +1,7 @@
-import { describeAnswer, describeFailure, HttpClient, type HttpRequest } from "../http/client.js";
-import { WEBHOOK_RETRY } from "../http/retry.js";
-import type { Logger } from "../log/index.js";
-import type { JobRecord } from "./jobs.js";
+import { describeAnswer, describeFailure, HttpClient, type HttpRequest } from "../../http/client.js";
+import { WEBHOOK_RETRY } from "../../http/retry.js";
+import type { Logger } from "../../log/index.js";
+import type { JobRecord } from "../state/jobs.js";
 
 export interface WebhookOptions {
   /** Deliveries tried in all, the first included. */

@@ -1,4 +1,4 @@
-import type { Logger } from "../log/index.js";
+import type { Logger } from "../../log/index.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
 import { newJobId } from "./ids.js";
 import {

@@ -6,12 +6,12 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Logger } from "../log/index.js";
-import type { PlatformContext } from "./context.js";
-import type { WorkerLaunch } from "./endpoint.js";
-import type { EndpointInit } from "./endpoint-init.js";
-import { checkKey, clientGone, HttpError } from "./http.js";
-import { newShortId } from "./ids.js";
+import type { Logger } from "../../log/index.js";
+import type { PlatformContext } from "../api/context.js";
+import { checkKey, clientGone, HttpError } from "../api/http.js";
+import type { WorkerLaunch } from "../state/endpoint.js";
+import type { EndpointInit } from "../state/endpoint-init.js";
+import { newShortId } from "../state/ids.js";
 import { relayLine, WorkerExits } from "./pool.js";
 import { markContainerRun, terminate } from "./terminate.js";
 

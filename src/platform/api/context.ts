@@ -1,6 +1,6 @@
-import type { Logger } from "../log/index.js";
-import type { EndpointState } from "./endpoint.js";
-import type { Scheduler } from "./scheduler.js";
+import type { Logger } from "../../log/index.js";
+import type { EndpointState } from "../state/endpoint.js";
+import type { Scheduler } from "../state/scheduler.js";
 
 /** What the HTTP routes share: the scheduler, the key, and how long long-polls are held. */
 export interface PlatformContext {
