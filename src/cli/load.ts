@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { extname, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { type App, registry, versionMismatch } from "../runtime/registry.js";
+import { compiledHandler } from "./ts-cache.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
@@ -39,7 +40,8 @@ const TS_FALLBACK_CODES = new Set([
 
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
- * no compiler to load, so workers start sooner. Anything it cannot load goes through tsx.
+ * no compiler to load, so workers start sooner. Elsewhere (Node 20) the file compiled once by esbuild,
+ * from a cache keyed by content. Anything neither can load goes through tsx.
  */
 async function importTypeScript(url: string): Promise<Module> {
   const features = process.features as { typescript?: string | false };
@@ -51,6 +53,10 @@ async function importTypeScript(url: string): Promise<Module> {
       if (!(err instanceof SyntaxError) && !(typeof code === "string" && TS_FALLBACK_CODES.has(code)))
         throw err;
     }
+  }
+  if (!process.env.FLASH_USE_TSX) {
+    const compiled = await compiledHandler(fileURLToPath(url));
+    if (compiled) return (await import(compiled)) as Module;
   }
   const { tsImport } = await import("tsx/esm/api");
   return (await tsImport(url, import.meta.url)) as Module;
