@@ -85,6 +85,29 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
 
 const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
 
+/**
+ * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
+ * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
+ * signal keeps track of until they are collected.
+ */
+function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
 export function createPlatformClient(options: ClientOptions): PlatformClient {
   const { platform, log } = options;
   const doFetch = options.fetch ?? fetch;
@@ -99,18 +122,22 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     "User-Agent": USER_AGENT,
   };
 
-  async function get(url: string, signal: AbortSignal): Promise<Response> {
-    return doFetch(url, {
-      method: "GET",
-      headers: sessionHeaders,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(pollTimeoutMs)]),
-    });
+  /** A long-poll GET; resolves with the status and the whole body, so the deadline covers both. */
+  async function get(url: string, signal: AbortSignal): Promise<{ response: Response; text: string }> {
+    const limit = deadline(pollTimeoutMs, signal);
+    try {
+      const response = await doFetch(url, { method: "GET", headers: sessionHeaders, signal: limit.signal });
+      return { response, text: await response.text() };
+    } finally {
+      limit.clear();
+    }
   }
 
   /** Posts a JSON body with the headers runpod-python sends (§3.4), retrying 5xx and connection errors. */
   async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       let failure: string;
+      const limit = deadline(postTimeoutMs);
       try {
         const response = await doFetch(url, {
           method: "POST",
@@ -122,7 +149,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
             "X-Request-ID": jobId,
           },
           body,
-          signal: AbortSignal.timeout(postTimeoutMs),
+          signal: limit.signal,
         });
         const text = await response.text();
         if (response.ok) return;
@@ -135,6 +162,8 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
           err instanceof Error
             ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`
             : String(err);
+      } finally {
+        limit.clear();
       }
       if (attempt >= retry.attempts) {
         throw new DeliveryError(`${what} for job ${jobId} failed after ${attempt} attempts: ${failure}`);
@@ -156,8 +185,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     async take(count, jobInProgress, signal) {
       const url = urls.take(count, jobInProgress);
       log.debug(`Taking ${count} job(s): ${url}`);
-      const response = await get(url, signal);
-      const text = await response.text();
+      const { response, text } = await get(url, signal);
       if (response.status === 204) return { jobs: [], rejected: [] };
       if (response.status === 400) {
         log.debug("Received 400 from job-take: no job (expected when FlashBoot is enabled).");
@@ -206,8 +234,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
 
     async stopSignals(signal) {
       if (!urls.stop) return [];
-      const response = await get(urls.stop, signal);
-      const text = await response.text();
+      const { response, text } = await get(urls.stop, signal);
       if (response.status === 204) return [];
       if (response.status === 429) throw new TooManyRequests("job-stop answered 429 Too Many Requests");
       if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, urls.stop);
