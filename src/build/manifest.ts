@@ -1,9 +1,8 @@
 // The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
 import { relative } from "node:path";
-import { endpointIdFor } from "../cli/dev.js";
-import { loadApp } from "../cli/load.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
+import { endpointIdFor, loadApp } from "../runtime/load.js";
 import { type App, registry } from "../runtime/registry.js";
 import { BuildError } from "./errors.js";
 

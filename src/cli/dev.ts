@@ -1,81 +1,33 @@
 import { existsSync, readFileSync, watch } from "node:fs";
-import { basename, dirname, extname, join, relative } from "node:path";
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
-import type { ContainerToolOptions } from "../containers/tool.js";
+import { dirname, extname, join, relative } from "node:path";
+import { nextShutdownSignal } from "../lifecycle.js";
 import { createLogger, type Logger } from "../log/index.js";
+import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
+import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
+import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import {
-  curlCommand,
-  type EndpointInit,
-  newApiKey,
-  type Platform,
-  startPlatform,
-} from "../platform/index.js";
-import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
-import { findHandlerFile } from "./load.js";
+  consoleUrl,
+  containerOptions,
+  LOCAL_PLATFORM_OPTIONS,
+  type LocalPlatformArgs,
+  parseLocalArgs,
+} from "./local-platform.js";
+import type { CommandSpec } from "./options.js";
 
-export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
+export const spec: CommandSpec = {
+  name: "dev",
+  args: "[files...]",
+  summary: "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted on change",
+  options: [
+    ...LOCAL_PLATFORM_OPTIONS,
+    { flag: "--workers", value: "MIN,MAX", help: "workers per endpoint (env FLASH_WORKERS; default 1,3)" },
+  ],
+};
 
 /** Files whose change restarts the workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
 /** Editors write a file in several steps: one restart per burst of changes. */
 const RESTART_DEBOUNCE_MS = 300;
-
-/** What dev and serve read from the command line, through the one config parser. */
-export interface LocalPlatformArgs {
-  config: Config;
-  host: string;
-  port: number;
-  apiKey: string;
-  keyGenerated: boolean;
-  positional: string[];
-}
-
-/**
- * Parses dev/serve flags: `--host`/`--port` are the local API server's (runpod-python's
- * --rp_api_host/--rp_api_port), the rest goes through the shared options.
- */
-export function parseLocalArgs(args: readonly string[], env = process.env): LocalPlatformArgs {
-  const mapped = args.map((arg) =>
-    arg.replace(/^--host(?==|$)/, "--api-host").replace(/^--port(?==|$)/, "--api-port"),
-  );
-  const { config, rest } = parseConfig(mapped, env);
-  const unknown = rest.find((arg) => arg.startsWith("-"));
-  if (unknown) throw new ConfigError(`Unknown option ${unknown}`);
-  const generated = config.localApiKey === undefined;
-  return {
-    config,
-    // uvicorn's "localhost" is IPv4 loopback; binding it here avoids a second, IPv6 listener.
-    host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
-    port: config.apiPort,
-    apiKey: config.localApiKey ?? newApiKey(),
-    keyGenerated: generated,
-    positional: rest,
-  };
-}
-
-/** The container tool settings of the platform's deployed endpoints (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
-export function containerOptions(config: Config): ContainerToolOptions {
-  return {
-    ...(config.containerTool ? { tool: config.containerTool } : {}),
-    ...(config.containerStorage ? { storage: config.containerStorage } : {}),
-  };
-}
-
-/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
-export function endpointIdFor(file: string): string {
-  const stem = basename(file, extname(file));
-  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
-  const id = name
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^[-_]+|[-_]+$/g, "");
-  return id.slice(0, 64) || "local";
-}
-
-/** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
-export function consoleUrl(platform: Platform): string {
-  return `${platform.url}/#key=${encodeURIComponent(platform.apiKey)}`;
-}
 
 /** The handler's test_input.json beside it, compacted, or a minimal job. */
 function sampleBody(file: string): string {
@@ -89,19 +41,6 @@ function sampleBody(file: string): string {
     }
   }
   return '{"input":{}}';
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", on);
-      process.off("SIGTERM", on);
-      resolve(signal);
-    };
-    process.on("SIGINT", on);
-    process.on("SIGTERM", on);
-  });
 }
 
 /** Restarts the endpoint's workers when a source file in the handler's directory changes. */
@@ -138,7 +77,7 @@ export async function run(args: string[]): Promise<number> {
   let parsed: LocalPlatformArgs;
   let files: string[];
   try {
-    parsed = parseLocalArgs(args);
+    parsed = parseLocalArgs(spec, args);
     files =
       parsed.positional.length > 0
         ? parsed.positional.map((f) => findHandlerFile(f))
@@ -183,13 +122,15 @@ export async function run(args: string[]): Promise<number> {
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
       ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file)
-      : curlCommand(platform, a.id, sampleBody(a.file));
+      : a.app.openaiCompatible
+        ? chatCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+        : curlCommand(platform, a.id, sampleBody(a.file));
   process.stdout.write(
     [
       ...apps.map((a) =>
         a.app.loadBalanced
           ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
-          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}`,
+          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(platform.url, a.id)})` : ""}`,
       ),
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,
@@ -198,7 +139,7 @@ export async function run(args: string[]): Promise<number> {
       "",
     ].join("\n"),
   );
-  const signal = await untilSignal();
+  const signal = await nextShutdownSignal().signal;
   log.child({ subject: "dev" }).info(`${signal} received; stopping workers and the platform`);
   for (const stop of stops) stop();
   await platform.close();

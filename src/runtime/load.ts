@@ -1,12 +1,15 @@
+// Loading the user's app file: found by name or default, imported (TypeScript too), and its app picked.
 import { existsSync } from "node:fs";
-import { extname, resolve } from "node:path";
+import { basename, dirname, extname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type App, registry, versionMismatch } from "../runtime/registry.js";
+import { FlashError } from "../errors.js";
+import { type App, registry, versionMismatch } from "./registry.js";
 import { compiledHandler } from "./ts-cache.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
-export class LoadError extends Error {
+export class LoadError extends FlashError {
+  readonly code = "LOAD_FAILED";
   override name = "LoadError";
 }
 
@@ -38,6 +41,8 @@ const TS_FALLBACK_CODES = new Set([
   "ERR_REQUIRE_ESM",
 ]);
 
+let tsxRegistered = false;
+
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
  * no compiler to load, so workers start sooner. Elsewhere (Node 20) the file compiled once by esbuild,
@@ -53,13 +58,22 @@ async function importTypeScript(url: string): Promise<Module> {
       if (!(err instanceof SyntaxError) && !(typeof code === "string" && TS_FALLBACK_CODES.has(code)))
         throw err;
     }
+    // Node keeps the failed load of these URLs: tsx loads them again under its own namespace (a second
+    // module graph; flash-worker's values and registry are shared through globalThis, so nothing is lost).
+    const { tsImport } = await import("tsx/esm/api");
+    return (await tsImport(url, import.meta.url)) as Module;
   }
   if (!process.env.FLASH_USE_TSX) {
     const compiled = await compiledHandler(fileURLToPath(url));
     if (compiled) return (await import(compiled)) as Module;
   }
-  const { tsImport } = await import("tsx/esm/api");
-  return (await tsImport(url, import.meta.url)) as Module;
+  // tsx's hooks for the whole process: the app's `import "flash-worker"` resolves to the running copy.
+  if (!tsxRegistered) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    tsxRegistered = true;
+  }
+  return (await import(url)) as Module;
 }
 
 /** Imports the user's file (TypeScript natively or through tsx) and returns the app it registered or exports. */
@@ -74,7 +88,7 @@ export async function loadApp(file: string): Promise<App> {
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   let app = isApp(mod.default) ? mod.default : reg.app;
   if (!app && reg.remotes.size > 0) {
-    const { withRemoteFunctions } = await import("../runtime/remote.js");
+    const { withRemoteFunctions } = await import("./remote.js");
     app = withRemoteFunctions(undefined);
   }
   if (!app) {
@@ -83,4 +97,15 @@ export async function loadApp(file: string): Promise<App> {
     );
   }
   return app;
+}
+
+/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
+export function endpointIdFor(file: string): string {
+  const stem = basename(file, extname(file));
+  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
+  const id = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "");
+  return id.slice(0, 64) || "local";
 }
