@@ -58,7 +58,7 @@ export class HttpClient {
     this.doFetch = options.fetch ?? fetch;
   }
 
-  /** One attempt, no retries, the body left unread: streams and best-effort calls. */
+  /** One attempt, no retries, the body left unread (its deadline runs on while it is read): streams, best-effort calls. */
   open(request: HttpRequest): Promise<Response> {
     const { signal, timeoutMs } = request;
     const deadline = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
@@ -108,9 +108,20 @@ export class HttpClient {
   }
 
   private async attempt(request: HttpRequest): Promise<HttpAnswer> {
-    const response = await this.open(request);
-    // A body cut off midway is a lost answer, retried as a dropped connection is.
-    return { response, text: await response.text() };
+    const { signal, timeoutMs } = request;
+    const limit = timeoutMs === undefined ? undefined : deadline(timeoutMs, signal);
+    try {
+      const response = await this.doFetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: limit ? limit.signal : signal,
+      });
+      // A body cut off midway is a lost answer, retried as a dropped connection is.
+      return { response, text: await response.text() };
+    } finally {
+      limit?.clear();
+    }
   }
 
   private classify(request: HttpRequest, outcome: Outcome<HttpAnswer>): string | undefined {
@@ -121,6 +132,29 @@ export class HttpClient {
     }
     return describeAnswer(outcome.value);
   }
+}
+
+/**
+ * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
+ * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
+ * signal keeps track of until they are collected.
+ */
+export function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /** "503 Service Unavailable: <start of the body>". */

@@ -1,9 +1,10 @@
 // Loading the user's app file: found by name or default, imported (TypeScript too), and its app picked.
 import { existsSync } from "node:fs";
 import { basename, dirname, extname, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { FlashError } from "../errors.js";
 import { type App, registry, versionMismatch } from "./registry.js";
+import { compiledHandler } from "./ts-cache.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
@@ -44,7 +45,8 @@ let tsxRegistered = false;
 
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
- * no compiler to load, so workers start sooner. Anything it cannot load goes through tsx.
+ * no compiler to load, so workers start sooner. Elsewhere (Node 20) the file compiled once by esbuild,
+ * from a cache keyed by content. Anything neither can load goes through tsx.
  */
 async function importTypeScript(url: string): Promise<Module> {
   const features = process.features as { typescript?: string | false };
@@ -60,6 +62,10 @@ async function importTypeScript(url: string): Promise<Module> {
     // module graph; flash-worker's values and registry are shared through globalThis, so nothing is lost).
     const { tsImport } = await import("tsx/esm/api");
     return (await tsImport(url, import.meta.url)) as Module;
+  }
+  if (!process.env.FLASH_USE_TSX) {
+    const compiled = await compiledHandler(fileURLToPath(url));
+    if (compiled) return (await import(compiled)) as Module;
   }
   // tsx's hooks for the whole process: the app's `import "flash-worker"` resolves to the running copy.
   if (!tsxRegistered) {

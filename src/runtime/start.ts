@@ -34,12 +34,14 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   });
   if (!fit) return 1;
   let heartbeat: ReturnType<typeof startHeartbeat>;
-  const jobIds = { update: (ids: readonly string[]) => heartbeat?.update(ids) };
+  const jobIds = { update: (ids: Iterable<string>) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
   const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
   heartbeat = startHeartbeat(config, workerLog);
+  // Jobs taken before the thread existed are in its first ping.
+  heartbeat?.update(worker.jobIds);
   await running;
   stopListening();
   await heartbeat?.stop();

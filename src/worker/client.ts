@@ -1,7 +1,7 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
-import { describeFailure, HttpClient } from "../http/client.js";
+import { deadline, describeFailure, HttpClient } from "../http/client.js";
 import { PING_RETRY, RESULT_RETRY, type RetryPolicy } from "../http/retry.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
@@ -126,12 +126,15 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
   const pings = new HttpClient({ retry: pingRetry, fetch: doFetch, retryStatus: isRetryable });
 
   // Long polls go straight to fetch: one attempt whose backoff the job loop owns, so the hot path allocates no more.
-  async function get(url: string, signal: AbortSignal): Promise<Response> {
-    return doFetch(url, {
-      method: "GET",
-      headers: sessionHeaders,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(pollTimeoutMs)]),
-    });
+  /** A long-poll GET; resolves with the status and the whole body, so the deadline covers both. */
+  async function get(url: string, signal: AbortSignal): Promise<{ response: Response; text: string }> {
+    const limit = deadline(pollTimeoutMs, signal);
+    try {
+      const response = await doFetch(url, { method: "GET", headers: sessionHeaders, signal: limit.signal });
+      return { response, text: await response.text() };
+    } finally {
+      limit.clear();
+    }
   }
 
   /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */
@@ -169,8 +172,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     async take(count, jobInProgress, signal) {
       const url = urls.take(count, jobInProgress);
       log.debug(`Taking ${count} job(s): ${url}`);
-      const response = await get(url, signal);
-      const text = await response.text();
+      const { response, text } = await get(url, signal);
       if (response.status === 204) return { jobs: [], rejected: [] };
       if (response.status === 400) {
         log.debug("Received 400 from job-take: no job (expected when FlashBoot is enabled).");
@@ -219,8 +221,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
 
     async stopSignals(signal) {
       if (!urls.stop) return [];
-      const response = await get(urls.stop, signal);
-      const text = await response.text();
+      const { response, text } = await get(urls.stop, signal);
       if (response.status === 204) return [];
       if (response.status === 429) throw new TooManyRequests("job-stop answered 429 Too Many Requests");
       if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, urls.stop);

@@ -1,11 +1,13 @@
-// The heartbeat's own thread: pings every interval with the in-flight job ids the main thread last sent.
+// The heartbeat's own thread: pings every interval with the in-flight job ids the main thread last wrote.
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { createLogger, describeError } from "../log/index.js";
 import { createPlatformClient } from "./client.js";
 import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
+import { JobBoard } from "./job-board.js";
 
-const { config, intervalMs } = workerData as HeartbeatData;
+const { config, intervalMs, board: shared } = workerData as HeartbeatData;
+let board = new JobBoard(shared);
 // Written straight to fd 1: the thread's process.stdout is relayed through the main thread, which may be busy.
 const log = createLogger({
   level: config.logLevel,
@@ -22,12 +24,12 @@ const log = createLogger({
 }).child({ subject: "heartbeat" });
 const client = createPlatformClient({ platform: config.platform, log });
 
-let jobIds: readonly string[] = [];
 let timer: NodeJS.Timeout | undefined;
 let stopped = false;
 
 async function beat(): Promise<void> {
   const started = performance.now();
+  const jobIds = board.read();
   try {
     const status = await client.ping(jobIds, intervalMs * 2);
     log.debug(`Ping answered ${status} (${jobIds.length} job(s) in flight).`);
@@ -38,7 +40,7 @@ async function beat(): Promise<void> {
 }
 
 parentPort?.on("message", (message: HeartbeatMessage) => {
-  if (message.type === "jobs") jobIds = message.ids;
+  if (message.type === "board") board = new JobBoard(message.board);
   else {
     stopped = true;
     clearTimeout(timer);

@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config/index.js";
 import type { Logger } from "../log/index.js";
+import { JobBoard } from "./job-board.js";
 import type { JobIdsListener } from "./worker.js";
 
 /** Pings faster than this are clamped: runpod-python turns values under 1000 ms into a hot loop (docs/protocol.md §12.15). */
@@ -10,9 +11,12 @@ export const PING_INTERVAL_FLOOR_MS = 100;
 export interface HeartbeatData {
   config: Config;
   intervalMs: number;
+  /** The in-flight job ids, shared memory (JobBoard). */
+  board: SharedArrayBuffer;
 }
 
-export type HeartbeatMessage = { type: "jobs"; ids: readonly string[] } | { type: "stop" };
+/** A new board when the ids outgrew the old one; stop at shutdown. */
+export type HeartbeatMessage = { type: "board"; board: SharedArrayBuffer } | { type: "stop" };
 
 export interface Heartbeat extends JobIdsListener {
   stop(): Promise<void>;
@@ -35,19 +39,17 @@ export function startHeartbeat(config: Config, log: Logger): Heartbeat | undefin
   }
   const intervalMs = Math.max(PING_INTERVAL_FLOOR_MS, platform.pingIntervalMs);
   const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-  const data: HeartbeatData = { config, intervalMs };
-  let jobIds: readonly string[] = [];
+  let board = new JobBoard();
   let stopping = false;
   let thread: Worker;
 
   // A small heap is plenty for a ping loop and keeps the worker's idle memory down.
   const spawnThread = () => {
     thread = new Worker(new URL(`./heartbeat-thread${extension}`, import.meta.url), {
-      workerData: data,
+      workerData: { config, intervalMs, board: board.buffer } satisfies HeartbeatData,
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
     });
     thread.unref();
-    thread.postMessage({ type: "jobs", ids: jobIds } satisfies HeartbeatMessage);
     thread.on("error", (err) => log.error(`Heartbeat thread failed: ${err.message}`));
     // The platform kills workers that stop pinging: a heartbeat that dies is started again.
     thread.on("exit", (code) => {
@@ -60,8 +62,9 @@ export function startHeartbeat(config: Config, log: Logger): Heartbeat | undefin
   log.debug(`Heartbeat every ${intervalMs} ms.`);
   return {
     update(ids) {
-      jobIds = ids;
-      thread.postMessage({ type: "jobs", ids } satisfies HeartbeatMessage);
+      if (board.write(ids)) return;
+      board = JobBoard.grown(ids);
+      thread.postMessage({ type: "board", board: board.buffer } satisfies HeartbeatMessage);
     },
     async stop() {
       stopping = true;

@@ -22,7 +22,7 @@ export class WorkerShutdown extends FlashError {
 
 /** Where in-flight job ids go for the heartbeat; it runs off the main thread. */
 export interface JobIdsListener {
-  update(jobIds: readonly string[]): void;
+  update(jobIds: Iterable<string>): void;
 }
 
 export interface WorkerOptions {
@@ -69,6 +69,11 @@ export class QueueWorker {
 
   get inFlight(): number {
     return this.running.size;
+  }
+
+  /** The ids of the jobs in flight now. */
+  get jobIds(): Iterable<string> {
+    return this.running.keys();
   }
 
   /** Runs until shutdown() and the drain finish. */
@@ -204,10 +209,10 @@ export class QueueWorker {
     const entry: RunningJob = { controller, finished: Promise.resolve() };
     // Registered before the handler runs: a sync handler may hold the thread, and pings must name its job.
     this.running.set(raw.id, entry);
-    heartbeat?.update([...this.running.keys()]);
+    heartbeat?.update(this.running.keys());
     entry.finished = this.runJob(raw, controller.signal).finally(() => {
       this.running.delete(raw.id);
-      heartbeat?.update([...this.running.keys()]);
+      heartbeat?.update(this.running.keys());
       this.wake?.();
     });
   }

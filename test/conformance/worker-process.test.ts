@@ -78,8 +78,11 @@ describe("flash start as the platform runs it", () => {
       `/v2/EP/ping/w1?gpu=X&job_id=j1-e1%2Cj2-e1&runpod_version=${VERSION}`,
       `/v2/EP/ping/w1?gpu=X&job_id=j2-e1%2Cj1-e1&runpod_version=${VERSION}`,
     ]).toContain(ping.url);
-    const idle = platform.of("ping")[0]!;
-    expect(idle.url).toBe(`/v2/EP/ping/w1?gpu=X&runpod_version=${VERSION}`);
+    // Once both are done, pings name no job.
+    await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 2);
+    const after = platform.requests.length;
+    const idle = `/v2/EP/ping/w1?gpu=X&runpod_version=${VERSION}`;
+    await platform.waitFor((rs) => rs.slice(after).some((r) => r.route === "ping" && r.url === idle));
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(0);
   });
