@@ -18,7 +18,11 @@ export const spec: CommandSpec = {
   options: [
     { flag: "--image", value: "REGISTRY/NAME:TAG", help: "where the app's image is pushed (required)" },
     ...API_OPTIONS,
-    { flag: "--base-image", value: "IMAGE", help: "the image the app's image builds on (default flash-worker's)" },
+    {
+      flag: "--base-image",
+      value: "IMAGE",
+      help: "the image the app's image builds on (default flash-worker's)",
+    },
     {
       flag: "--tls-verify",
       value: "true|false",
