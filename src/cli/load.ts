@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { extname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type App, registry, versionMismatch } from "../runtime/registry.js";
 
@@ -37,13 +37,33 @@ const TS_FALLBACK_CODES = new Set([
   "ERR_REQUIRE_ESM",
 ]);
 
+/** The nearest package.json's `type`, which decides how Node runs a `.ts` file ("commonjs" by `npm init`). */
+function packageType(file: string): unknown {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type;
+      } catch {
+        return undefined;
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
- * no compiler to load, so workers start sooner. Anything it cannot load goes through tsx.
+ * no compiler to load, so workers start sooner. Anything it cannot load goes through tsx, and so does
+ * a `.ts` file in a CommonJS package, whose `import` statements Node would refuse (with a warning).
  */
-async function importTypeScript(url: string): Promise<Module> {
+async function importTypeScript(file: string, url: string): Promise<Module> {
   const features = process.features as { typescript?: string | false };
-  if (features.typescript && !process.env.FLASH_USE_TSX) {
+  const native =
+    features.typescript &&
+    !process.env.FLASH_USE_TSX &&
+    !(extname(file) === ".ts" && packageType(file) === "commonjs");
+  if (native) {
     try {
       return (await import(url)) as Module;
     } catch (err) {
@@ -52,8 +72,23 @@ async function importTypeScript(url: string): Promise<Module> {
         throw err;
     }
   }
-  const { tsImport } = await import("tsx/esm/api");
-  return (await tsImport(url, import.meta.url)) as Module;
+  await registerTsx();
+  // Node keeps a failed import's error for its URL: a second try needs another.
+  return (await import(native ? `${url}?tsx` : url)) as Module;
+}
+
+let tsxRegistered = false;
+
+/**
+ * tsx's hooks for both module kinds, as `node --import tsx` installs them. Not tsImport's namespaced
+ * form: it runs a CommonJS app's file from a data: URL, whose stack frames carry the whole compiled source.
+ */
+async function registerTsx(): Promise<void> {
+  if (tsxRegistered) return;
+  tsxRegistered = true;
+  const [cjs, esm] = await Promise.all([import("tsx/cjs/api"), import("tsx/esm/api")]);
+  cjs.register();
+  esm.register();
 }
 
 /** Imports the user's file (TypeScript natively or through tsx) and returns the app it registered or exports. */
@@ -62,7 +97,7 @@ export async function loadApp(file: string): Promise<App> {
   reg.managed = true;
   const url = pathToFileURL(file).href;
   const mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
-    ? await importTypeScript(url)
+    ? await importTypeScript(file, url)
     : ((await import(url)) as Module);
   const mismatch = versionMismatch();
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
