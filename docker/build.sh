@@ -121,7 +121,7 @@ if [[ $tsc == yes ]]; then
 else
   step "dist/ as built (--no-tsc)"
 fi
-[[ -f $repo/dist/cli/main.js ]] || die "dist/cli/main.js is missing: run npm ci (or npm run build) first"
+[[ -f $repo/dist/cli/main.js ]] || die "dist/cli/main.js is missing: run npm ci && npm run build first"
 version=$(node -p 'require(process.argv[1]).version' "$repo/package.json")
 step_done "tsc build"
 
