@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { stackText } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "../runtime/registry.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
@@ -96,9 +97,15 @@ export async function loadApp(file: string): Promise<App> {
   const reg = registry();
   reg.managed = true;
   const url = pathToFileURL(file).href;
-  const mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
-    ? await importTypeScript(file, url)
-    : ((await import(url)) as Module);
+  let mod: Module;
+  try {
+    mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
+      ? await importTypeScript(file, url)
+      : ((await import(url)) as Module);
+  } catch (err) {
+    // The stack names the file and line that threw; a message alone leaves the user guessing.
+    throw new LoadError(`${file} failed to load: ${stackText(err, String(err))}`, { cause: err });
+  }
   const mismatch = versionMismatch();
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   let app = isApp(mod.default) ? mod.default : reg.app;
