@@ -1,10 +1,10 @@
 // The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
 import { relative } from "node:path";
-import { endpointIdFor } from "../cli/dev.js";
 import { loadApp } from "../cli/load.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
 import { type App, registry } from "../runtime/registry.js";
+import { endpointIdFor, endpointSlug } from "./endpoint-id.js";
 import { BuildError } from "./errors.js";
 
 export const MANIFEST_NAME = "flash_manifest.json";
@@ -42,14 +42,7 @@ export interface Manifest {
   endpoints: ManifestEndpoint[];
 }
 
-/** Lowercase letters, digits, `-` and `_`, at most 64: what endpoint ids may be. */
-export function endpointSlug(name: string): string {
-  const slug = name
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^[-_]+|[-_]+$/g, "");
-  return slug.slice(0, 64) || "endpoint";
-}
+export { endpointSlug };
 
 /** Loads each entry file (as `flash start` would, without starting it) and describes the endpoint it defines. */
 export async function describeEndpoints(
@@ -97,7 +90,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
   const concurrency = app.kind === "handler" ? app.concurrency : undefined;
   return {
     name,
-    id: endpointSlug(name),
+    id: endpointIdFor(file, name),
     file: rel,
     kind: loadBalanced ? "load-balanced" : "queue",
     routes:

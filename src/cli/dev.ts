@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, watch } from "node:fs";
-import { basename, dirname, extname, join, relative } from "node:path";
+import { dirname, extname, join, relative } from "node:path";
+import { endpointIdFor } from "../build/endpoint-id.js";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { createLogger, type Logger } from "../log/index.js";
 import {
@@ -12,10 +13,14 @@ import {
 import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
 
+export { endpointIdFor };
+
 export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
 
 /** Files whose change restarts the workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
+/** Workers for a plain handler(), which declares none: one kept warm, so the first job starts at once. */
+const DEV_WORKERS: [number, number] = [1, 3];
 /** Editors write a file in several steps: one restart per burst of changes. */
 const RESTART_DEBOUNCE_MS = 300;
 
@@ -50,17 +55,6 @@ export function parseLocalArgs(args: readonly string[], env = process.env): Loca
     keyGenerated: generated,
     positional: rest,
   };
-}
-
-/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
-export function endpointIdFor(file: string): string {
-  const stem = basename(file, extname(file));
-  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
-  const id = name
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^[-_]+|[-_]+$/g, "");
-  return id.slice(0, 64) || "local";
 }
 
 /** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
@@ -143,16 +137,18 @@ export async function run(args: string[]): Promise<number> {
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
-    // Two files with the same name in different folders still get distinct endpoint ids.
-    let id = endpointIdFor(file);
-    for (let n = 2; used.has(id); n++) id = `${endpointIdFor(file)}-${n}`;
-    used.add(id);
     const app = await describeApp(file);
+    // Named as deploy names it; two files with the same name in different folders still get distinct ids.
+    const base = endpointIdFor(file, app.name);
+    let id = base;
+    for (let n = 2; used.has(id); n++) id = `${base}-${n}`;
+    used.add(id);
     const endpoint = {
       id,
       name: relative(process.cwd(), file) || file,
       file,
-      workers: config.localWorkers ?? ([1, Math.max(3, app.workers?.[1] ?? 0)] as [number, number]),
+      // --workers, else the Endpoint's declared range, else one worker kept warm and up to three.
+      workers: config.localWorkers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
     };
@@ -171,7 +167,7 @@ export async function run(args: string[]): Promise<number> {
   const stops = apps.map((a) => watchHandler(a.file, platform, a.id, log.child({ subject: "dev" })));
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
-      ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+      ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file, a.app.routes)
       : curlCommand(platform, a.id, sampleBody(a.file));
   process.stdout.write(
     [
