@@ -7,12 +7,14 @@
 # and a Debian bookworm rootfs made by `debootstrap --variant=minbase` plus this machine's node and npm stands in
 # for the Dockerfiles' registry bases (node:<lts>-bookworm-slim, and nvidia/cuda for the GPU image too).
 #
-# usage: docker/build.sh [--real-bases] [--archive DIR] [--keep] [--no-tsc]
+# usage: docker/build.sh [--real-bases] [--archive DIR] [--keep] [--no-tsc] [--standin-only]
 #   --real-bases   build FROM the Dockerfiles' own bases, pulled from their registry (a release build)
 #   --archive DIR  also write both images as docker-archive tarballs (for `docker load -i`) into DIR
 #   --keep         keep the buildah storage afterwards (its path is printed)
 #   --no-tsc       use dist/ as it is instead of running `npm run build` first (e.g. under `npm test`,
 #                  which has just built it and whose other tests are running dist/ at the same time)
+#   --standin-only make only the stand-in base (localhost/flash-standin:bookworm) in FLASH_IMAGE_WORK's storage
+#                  and stop: what `flash deploy` tests build the runtime image on (FLASH_NODE_BASE_IMAGE)
 # environment:
 #   FLASH_IMAGE_CACHE    where the debootstrap rootfs is kept between runs (default /var/cache/flash-worker)
 #   FLASH_IMAGE_WORK     buildah storage directory, kept afterwards (default: a new directory, removed at the
@@ -31,6 +33,7 @@ real_bases=no
 archive_dir=""
 keep=no
 tsc=yes
+standin_only=no
 
 while (($# > 0)); do
   case $1 in
@@ -41,6 +44,7 @@ while (($# > 0)); do
       ;;
     --keep) keep=yes ;;
     --no-tsc) tsc=no ;;
+    --standin-only) standin_only=yes ;;
     -h | --help)
       sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
       exit 0
@@ -176,6 +180,11 @@ if [[ $real_bases == no ]]; then
   standin_node=$("$node_bin" --version)
   echo "stand-in: Debian bookworm minbase + node $standin_node + npm $(npm --version)"
   step_done "stand-in base image"
+fi
+if [[ $standin_only == yes ]]; then
+  [[ $real_bases == no ]] || die "--standin-only makes the stand-in; it cannot go with --real-bases"
+  echo "stand-in only: $standin in buildah --root $work/storage --runroot $work/run --storage-driver vfs"
+  exit 0
 fi
 
 # --- the two base images, exactly from the shipped Dockerfiles; only BASE (and NODE_IMAGE) are replaced.

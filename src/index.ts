@@ -1,4 +1,5 @@
 // The public API of flash-worker. Everything else under src/ is internal.
+import { type FitnessCheckFn, registerFitnessCheck } from "./fitness/registry.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
@@ -21,6 +22,26 @@ export {
   type UploadOptions,
   upload,
 } from "./files/upload.js";
+export type { FitnessCheckFn } from "./fitness/registry.js";
+export {
+  Cuda,
+  CudaContext,
+  CudaError,
+  type DeviceBuffer,
+  type Dim3,
+  GpuCheckError,
+  type GpuFacts,
+  type GpuInfo,
+  type GpuInventory,
+  gpuFacts,
+  type Kernel,
+  NoGpuError,
+  NvmlError,
+  pointerParam,
+  runSaxpy,
+  SAXPY_PTX,
+  type SaxpyResult,
+} from "./gpu/index.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
@@ -102,6 +123,15 @@ export function remote(
   if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
   reg.remotes.set(name, options.params ? { target, params: options.params } : target);
   scheduleAutoStart();
+}
+
+/**
+ * Registers a startup fitness check: on the platform it runs once, after the built-in system and GPU
+ * checks and before the first job; if it throws (or rejects), the platform is told the worker is
+ * unhealthy and the worker exits 1 without taking a job. Sync or async.
+ */
+export function fitnessCheck(name: string, fn: FitnessCheckFn): void {
+  registerFitnessCheck(name, fn);
 }
 
 export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {

@@ -27,6 +27,11 @@ export interface ManifestEndpoint {
   gpu?: string[];
   cpu?: string[];
   volume?: string;
+  /** Seconds; the platform's default when unset. */
+  idleTimeout?: number;
+  flashboot?: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
+  minCudaVersion?: string;
+  env?: Record<string, string>;
 }
 
 export interface Manifest {
@@ -103,5 +108,9 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     ...(settings?.gpu ? { gpu: [...settings.gpu] } : {}),
     ...(settings?.cpu ? { cpu: [...settings.cpu] } : {}),
     ...(settings?.volume ? { volume: settings.volume } : {}),
+    ...(settings?.idleTimeout ? { idleTimeout: settings.idleTimeout } : {}),
+    ...(settings?.flashboot ? { flashboot: settings.flashboot } : {}),
+    ...(settings?.minCudaVersion ? { minCudaVersion: settings.minCudaVersion } : {}),
+    ...(settings?.env ? { env: { ...settings.env } } : {}),
   };
 }

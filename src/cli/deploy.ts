@@ -1,139 +1,92 @@
-import { closeSync, openSync, readSync } from "node:fs";
-import { buildArtifact, formatSize, type ManifestEndpoint, WORKER_PLATFORM } from "../build/index.js";
-import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../client/credentials.js";
-import { type DeployedEndpoint, writeDeployments } from "../client/deployments.js";
+import { ApiKeyError, CredentialsFileError } from "../client/credentials.js";
 import { toolkitLogger } from "../client/log.js";
-import {
-  type ManagedEndpoint,
-  ManagementClient,
-  ManagementHttpError,
-  PlatformConnectionError,
-} from "../client/management.js";
-import { isLoopback } from "../http/loopback.js";
-import { gzipMagicError } from "../platform/artifacts.js";
+import { ConfigError } from "../config/index.js";
+import { ContainerToolError, NoContainerToolError } from "../containers/tool.js";
+import { connectApi } from "../deploy/connect.js";
+import { DeployError, deployApp } from "../deploy/deploy.js";
+import { ImageError } from "../deploy/image.js";
+import { EndpointMappingError } from "../deploy/mapping.js";
+import { ApiConnectionError } from "../deploy/rest-client.js";
 import { isUserError } from "./build.js";
 import { fail, parseToolkitArgs } from "./toolkit-args.js";
 
 export const summary =
-  "build the app, then create or update its endpoints on the platform (local by default)";
+  "build the app's image, push it, and create or update its endpoints through RunPod's REST API v2";
 
-/** Where `flash serve` and `flash dev` listen by default. */
-export const LOCAL_PLATFORM_URL = "http://127.0.0.1:8000";
+export const options = [
+  "--image",
+  "--api-url",
+  "--api-key",
+  "--base-image",
+  "--tls-verify",
+  "--registry-auth",
+  "--node-version",
+  "--container-tool",
+];
 
-/** The platform refused an endpoint; the message starts with the interface document's words. */
-export class ProvisionError extends Error {
-  override name = "ProvisionError";
+/** Errors whose message is the whole story: printed as one `✗` line. */
+export function isDeployError(err: unknown): err is Error {
+  return (
+    isUserError(err) ||
+    err instanceof DeployError ||
+    err instanceof EndpointMappingError ||
+    err instanceof ImageError ||
+    err instanceof NoContainerToolError ||
+    err instanceof ContainerToolError ||
+    err instanceof ApiConnectionError ||
+    err instanceof ApiKeyError ||
+    err instanceof CredentialsFileError
+  );
 }
 
-/** The first two bytes of the artifact must be gzip's: a truncated or foreign file is caught before upload. */
-function checkArtifact(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    const head = Buffer.alloc(2);
-    const read = readSync(fd, head, 0, 2, 0);
-    const problem = gzipMagicError(head.subarray(0, read));
-    if (problem) throw new ProvisionError(`${problem}. Delete the .flash directory and rebuild.`);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function provision(
-  platform: ManagementClient,
-  artifact: string,
-  endpoint: ManifestEndpoint,
-  existing: ReadonlySet<string>,
-): Promise<ManagedEndpoint> {
-  try {
-    if (existing.has(endpoint.id)) await platform.deleteEndpoint(endpoint.id);
-    return await platform.createEndpoint({
-      id: endpoint.id,
-      kind: endpoint.kind,
-      name: endpoint.name,
-      artifact,
-      file: endpoint.file,
-      workers: endpoint.workers,
-      ...(endpoint.executionTimeoutMs > 0 ? { executionTimeoutMs: endpoint.executionTimeoutMs } : {}),
-    });
-  } catch (err) {
-    if (err instanceof ManagementHttpError) {
-      throw new ProvisionError(`Failed to provision resources for endpoint ${endpoint.name}: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-/** `flash deploy [entry files...] [--url URL] [--api-key KEY] [--node-version V]` */
+/** `flash deploy --image REGISTRY/NAME:TAG [entry files...] [--api-url URL] ...` */
 export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
-    const { config, positional } = parseToolkitArgs("deploy", args, ["--url", "--api-key", "--node-version"]);
-    const url = config.platformUrl ?? LOCAL_PLATFORM_URL;
-    const apiKey = config.localApiKey ?? resolveApiKey({ log }).key;
-    // a platform on this machine runs workers here: its packages are this machine's; elsewhere, the workers'
-    const local = isLoopback(new URL(url).hostname);
-    const built = await buildArtifact({
+    // FLASH_API_KEY is the local platform's own key; deploy takes --api-key or the discovery chain.
+    const env = { ...process.env, FLASH_API_KEY: undefined };
+    const { config, positional } = parseToolkitArgs("deploy", args, options, env);
+    if (!config.image) {
+      throw new ConfigError(
+        "flash deploy needs --image REGISTRY/NAME:TAG: where the app's image is pushed (e.g. docker.io/you/app:1)",
+      );
+    }
+    const api = connectApi({ apiUrl: config.apiUrl, apiKey: config.localApiKey, log });
+    const result = await deployApp({
+      api,
+      root: process.cwd(),
       entries: positional,
-      target: local ? { os: process.platform, cpu: process.arch } : WORKER_PLATFORM,
+      image: config.image,
+      registryAuth: config.registryAuth,
+      log,
+      say: (line) => process.stdout.write(`${line}\n`),
       ...(config.nodeVersion === undefined ? {} : { nodeVersion: config.nodeVersion }),
-      log: log.child({ subject: "build" }),
+      ...(config.baseImage ? { baseImage: config.baseImage } : {}),
+      ...(config.nodeBaseImage ? { nodeBaseImage: config.nodeBaseImage } : {}),
+      ...(config.tlsVerify === undefined ? {} : { tlsVerify: config.tlsVerify }),
+      ...(config.containerTool ? { containerTool: config.containerTool } : {}),
+      ...(config.containerStorage ? { containerStorage: config.containerStorage } : {}),
     });
-    const { manifest } = built;
-    process.stdout.write(
-      `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}\n`,
-    );
-    checkArtifact(built.artifact);
-
-    const platform = new ManagementClient({ url, apiKey, log: log.child({ subject: "deploy" }) });
-    const started = Date.now();
-    const uploaded = await platform.uploadArtifact(built.artifact);
-    process.stdout.write(
-      `✓ uploaded  ${formatSize(uploaded.size)}  ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
-    );
-
-    const existing = new Set((await platform.listEndpoints()).map((e) => e.id));
-    const deployed: Record<string, DeployedEndpoint> = {};
-    const lines: string[] = [];
-    for (const endpoint of manifest.endpoints) {
-      const created = await provision(platform, uploaded.id, endpoint, existing);
-      log
-        .child({ subject: `Endpoint:${created.id}` })
-        .info(
-          `${existing.has(created.id) ? "Updated" : "Created"} endpoint: ${created.id} - ${created.name}`,
-        );
-      deployed[endpoint.name] = { id: created.id, url: created.url, kind: endpoint.kind };
+    const lines = [`✓ deployed to ${api.url}`];
+    for (const { endpoint, id, url, action } of result.endpoints) {
       if (endpoint.kind === "load-balanced") {
         const route = endpoint.routes[0];
         lines.push(
-          `  ${endpoint.name}  ${created.url}/<path>  (routes: ${endpoint.routes.map((r) => `${r.method} ${r.path}`).join(", ")})`,
-          `    curl -X ${route?.method ?? "GET"} ${created.url}${route?.path ?? "/"} -H "Authorization: Bearer $RUNPOD_API_KEY"`,
+          `  ${endpoint.name}  ${id} (${action})  ${url}/<path>  (routes: ${endpoint.routes.map((r) => `${r.method} ${r.path}`).join(", ")})`,
+          `    curl -X ${route?.method ?? "GET"} ${url}${route?.path ?? "/"} -H "Authorization: Bearer $RUNPOD_API_KEY"${route && route.method !== "GET" ? ` -H 'Content-Type: application/json' -d '{}'` : ""}`,
         );
       } else {
         lines.push(
-          `  ${endpoint.name}  ${created.url}/runsync`,
-          `    curl -X POST ${created.url}/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input": {}}'`,
+          `  ${endpoint.name}  ${id} (${action})  ${url}/runsync`,
+          `    curl -X POST ${url}/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input": {}}'`,
         );
       }
     }
-    writeDeployments(process.cwd(), {
-      platform: url,
-      deployedAt: new Date().toISOString(),
-      endpoints: deployed,
-    });
-    process.stdout.write(`✓ deployed to ${url}\n${lines.join("\n")}\n`);
+    lines.push("  Recorded in .flash/deployments.json");
+    process.stdout.write(`${lines.join("\n")}\n`);
     return 0;
   } catch (err) {
-    if (
-      isUserError(err) ||
-      err instanceof ProvisionError ||
-      err instanceof PlatformConnectionError ||
-      err instanceof ApiKeyError ||
-      err instanceof CredentialsFileError
-    ) {
-      return fail(err.message);
-    }
-    if (err instanceof ManagementHttpError)
-      return fail(`The platform refused the deployment: ${err.message}`);
+    if (isDeployError(err)) return fail(err.message);
     throw err;
   }
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
 import { endpointIdFor } from "../build/endpoint-id.js";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import type { ContainerToolOptions } from "../containers/tool.js";
 import { createLogger, type Logger } from "../log/index.js";
 import {
   curlCommand,
@@ -54,6 +55,14 @@ export function parseLocalArgs(args: readonly string[], env = process.env): Loca
     apiKey: config.localApiKey ?? newApiKey(),
     keyGenerated: generated,
     positional: rest,
+  };
+}
+
+/** The container tool settings of the platform's deployed endpoints (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
+export function containerOptions(config: Config): ContainerToolOptions {
+  return {
+    ...(config.containerTool ? { tool: config.containerTool } : {}),
+    ...(config.containerStorage ? { storage: config.containerStorage } : {}),
   };
 }
 
@@ -160,6 +169,8 @@ export async function run(args: string[]): Promise<number> {
     // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
     ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
     logger: log,
+    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
+    containers: containerOptions(parsed.config),
     // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
     endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
     loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),

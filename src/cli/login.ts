@@ -1,9 +1,15 @@
 import { createInterface } from "node:readline";
 import { saveApiKey } from "../client/credentials.js";
+import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
+import { apiErrorSentence } from "../deploy/errors.js";
+import { ApiConnectionError, ApiError, DEFAULT_API_URL, RestClient } from "../deploy/rest-client.js";
 import { fail, parseToolkitArgs } from "./toolkit-args.js";
 
-export const summary = "save an API key in ~/.runpod/config.toml (prompted for, or --api-key)";
+export const summary =
+  "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)";
+
+export const options = ["--api-key", "--api-url", "--no-verify"];
 
 const consoleUrl = (env: Record<string, string | undefined>) =>
   (env.RUNPOD_CONSOLE_URL || env.CONSOLE_BASE_URL || "https://console.runpod.io").replace(/\/+$/, "");
@@ -33,8 +39,12 @@ export async function run(args: string[]): Promise<number> {
   // FLASH_API_KEY is the local platform's key: login saves only what it is given here.
   const env = { ...process.env, FLASH_API_KEY: undefined };
   let key: string | undefined;
+  let apiUrl = DEFAULT_API_URL;
+  let verify = true;
   try {
-    const { config, positional } = parseToolkitArgs("login", args, ["--api-key"], env);
+    const { config, positional } = parseToolkitArgs("login", args, options, env);
+    apiUrl = config.apiUrl ?? DEFAULT_API_URL;
+    verify = !config.noVerify;
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
     key = config.localApiKey;
     if (key === undefined) {
@@ -48,8 +58,27 @@ export async function run(args: string[]): Promise<number> {
   } catch (err) {
     return fail((err as Error).message);
   }
+  if (verify) {
+    // The cheapest authenticated read: the endpoint list. A refused key is not saved.
+    const api = new RestClient({ url: apiUrl, apiKey: key!, log: toolkitLogger().child({ subject: "api" }) });
+    try {
+      const endpoints = await api.listEndpoints();
+      process.stdout.write(
+        `✓ The API at ${api.url} accepted the key (${endpoints.length} endpoint(s) on the account).\n`,
+      );
+    } catch (err) {
+      if (err instanceof ApiError)
+        return fail(`${apiErrorSentence(err, "the key", api.url)}. Nothing saved.`);
+      if (err instanceof ApiConnectionError) {
+        return fail(`${err.message}. Nothing saved; to save the key without checking it, pass --no-verify.`);
+      }
+      throw err;
+    }
+  }
   const path = saveApiKey(key!);
-  process.stdout.write(`Logged in. Credentials saved to ${path}\n`);
+  process.stdout.write(
+    `Logged in${verify ? "" : " (key not checked: --no-verify)"}. Credentials saved to ${path}\n`,
+  );
   for (const name of ["RUNPOD_API_KEY", "SERVICE_API_KEY"]) {
     if (process.env[name]?.trim()) {
       process.stderr.write(`! ${name} is set in this environment and is used before the saved key.\n`);

@@ -19,6 +19,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   login: () => import("./login.js"),
   build: () => import("./build.js"),
   deploy: () => import("./deploy.js"),
+  undeploy: () => import("./undeploy.js"),
+  endpoints: () => import("./endpoints.js"),
+  logs: () => import("./logs.js"),
+  doctor: () => import("./doctor.js"),
 };
 
 function usage(): string {
@@ -32,11 +36,20 @@ function usage(): string {
     "                                   the local platform on 127.0.0.1:8000 with workers for the file",
     "  serve [endpoint_id...] [--host H] [--port P] [--api-key K]",
     "                                   the local platform alone; workers started elsewhere connect to it",
-    "  login [--api-key K]              save an API key in ~/.runpod/config.toml (prompts without --api-key)",
+    "  login [--api-key K] [--api-url URL] [--no-verify]",
+    "                                   check an API key against the API, then save it in ~/.runpod/config.toml",
     "  build [files...] [--node-version V]",
     "                                   bundle the app and its endpoint manifest into .flash/artifact.tar.gz",
-    "  deploy [files...] [--url URL] [--api-key K] [--node-version V]",
-    "                                   build, then create or update the endpoints (default 127.0.0.1:8000)",
+    "  deploy --image REGISTRY/NAME:TAG [files...] [--api-url URL] [--base-image I] [--tls-verify=false]",
+    "         [--registry-auth] [--api-key K] [--node-version V]",
+    "                                   build and push the app's image, create or update its endpoints (REST v2)",
+    "  undeploy NAME... | --all [--yes] delete endpoints (asks first unless --yes)",
+    "  endpoints                        list the endpoints and their workers",
+    "  logs ENDPOINT [--worker ID] [--follow]",
+    "                                   a deployed endpoint's worker logs",
+    "  doctor [file] [--json]           run every fitness check (system, GPU, the file's own) and list the GPUs",
+    "",
+    "The API is https://api.runpod.io unless --api-url or RUNPOD_API_URL names another (flash serve's, say).",
   ].join("\n");
 }
 

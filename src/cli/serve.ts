@@ -1,7 +1,7 @@
 import { ConfigError } from "../config/index.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { consoleUrl, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+import { consoleUrl, containerOptions, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
 
 export const summary = "the local platform alone: workers started elsewhere point their env at it";
 
@@ -26,6 +26,8 @@ export async function run(args: string[]): Promise<number> {
     // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
     ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
     logger: log,
+    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
+    containers: containerOptions(parsed.config),
     endpoints: ids.map((id) => ({ id, name: id })),
   });
   const lines = [`flash serve: the local platform is at ${platform.url}`];

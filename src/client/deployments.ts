@@ -4,15 +4,17 @@ import { dirname, join } from "node:path";
 
 export interface DeployedEndpoint {
   id: string;
-  /** `{base_url}/v2/<id>` */
+  /** `{base_url}/v2/<id>` for a queue endpoint, the routes' base URL for a load-balanced one. */
   url: string;
   kind: "queue" | "load-balanced";
 }
 
 export interface Deployments {
-  /** The platform's base URL. */
+  /** The REST API's base URL the endpoints were deployed through. */
   platform: string;
   deployedAt: string;
+  /** The image the endpoints run. */
+  image?: string;
   /** By endpoint name. */
   endpoints: Record<string, DeployedEndpoint>;
 }

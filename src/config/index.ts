@@ -23,8 +23,32 @@ export interface Config {
   localWorkers?: [number, number];
   /** Node.js version flash build/deploy build for (--node-version). */
   nodeVersion?: string;
-  /** Base URL of the platform flash deploy talks to (--url); the local platform when not given. */
-  platformUrl?: string;
+  /** Base URL of the REST v2 API flash deploy/undeploy/endpoints/logs/login call (--api-url, RUNPOD_API_URL). */
+  apiUrl?: string;
+  /** The image flash deploy builds and pushes: REGISTRY/NAME:TAG (--image). */
+  image?: string;
+  /** The image the generated Dockerfile builds FROM, instead of the runtime's own (--base-image). */
+  baseImage?: string;
+  /** Check the registry's TLS certificate on push and pull (--tls-verify=false for a registry on loopback). */
+  tlsVerify?: boolean;
+  /** Create or reuse a registry credential on the platform for a private image (--registry-auth). */
+  registryAuth: boolean;
+  /** Answer yes to confirmations (--yes). */
+  yes: boolean;
+  /** Every recorded endpoint (flash undeploy --all). */
+  all: boolean;
+  /** One worker's logs (flash logs --worker ID). */
+  workerId?: string;
+  /** Keep following new lines (flash logs --follow). */
+  follow: boolean;
+  /** flash login saves the key without checking it against the API (--no-verify). */
+  noVerify: boolean;
+  /** Container tool for image builds and deployed workers: buildah, podman or docker (FLASH_CONTAINER_TOOL). */
+  containerTool?: "buildah" | "podman" | "docker";
+  /** buildah/podman storage folder (vfs) instead of the machine's default storage (FLASH_CONTAINER_STORAGE). */
+  containerStorage?: string;
+  /** Node base the runtime image is built on when it must be built here (FLASH_NODE_BASE_IMAGE). */
+  nodeBaseImage?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
   /** Port of the load-balanced HTTP server. */
@@ -33,6 +57,7 @@ export interface Config {
   host: string;
   platform: PlatformConfig;
   files: FilesConfig;
+  fitness: FitnessConfig;
 }
 
 /** What download() and upload() read: the size cap, the private-address switch, the bucket (rp_download, rp_upload). */
@@ -47,6 +72,26 @@ export interface FilesConfig {
     accessKeyId?: string;
     secretAccessKey?: string;
   };
+}
+
+/** The startup fitness checks' settings (worker-protocol §10), runpod-python's names and defaults. */
+export interface FitnessConfig {
+  /** RUNPOD_SKIP_FITNESS_CHECKS: no check at all, built-in or registered. */
+  skipAll: boolean;
+  /** RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: no memory, disk, network or CUDA version check. */
+  skipSystem: boolean;
+  /** RUNPOD_SKIP_GPU_CHECK: no GPU allocation and compute check. */
+  skipGpu: boolean;
+  minMemoryGb: number;
+  minDiskPercent: number;
+  /** "major.minor". */
+  minCudaVersion: string;
+  networkTimeoutMs: number;
+  /** Where the network check dials (runpod-python: 8.8.8.8:53). */
+  networkHost: string;
+  networkPort: number;
+  gpuBenchmarkTimeoutMs: number;
+  gpuTestTimeoutMs: number;
 }
 
 /** The platform's worker-side settings (worker-protocol §2). */
@@ -148,9 +193,45 @@ const flag = (): boolean => true;
 /** The spellings runpod-python accepts for a switch, and their opposites. */
 function onOff(raw: string, source: string): boolean {
   const value = raw.trim().toLowerCase();
-  if (["1", "true", "yes"].includes(value)) return true;
-  if (["0", "false", "no"].includes(value)) return false;
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
   throw new ConfigError(`Invalid value "${raw}" in ${source}: expected true or false (or 1/0, yes/no)`);
+}
+
+function decimal(min: number, max: number) {
+  return (raw: string, source: string): number => {
+    const value = Number(raw);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || value < min || value > max) {
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected a number from ${min} to ${max}`);
+    }
+    return value;
+  };
+}
+
+/** Seconds, as runpod-python reads them, kept in ms. */
+function seconds(max: number) {
+  return (raw: string, source: string): number => {
+    const value = decimal(0, max)(raw, `${source} (seconds)`);
+    if (value === 0)
+      throw new ConfigError(`Invalid value "${raw}" in ${source}: expected more than 0 seconds`);
+    return value * 1000;
+  };
+}
+
+function version(raw: string, source: string): string {
+  const match = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(raw);
+  if (!match) throw new ConfigError(`Invalid version "${raw}" in ${source}: expected major.minor, e.g. 11.8`);
+  return `${match[1]}.${match[2] ?? "0"}`;
+}
+
+function containerTool(raw: string, source: string): "buildah" | "podman" | "docker" {
+  if (raw === "buildah" || raw === "podman" || raw === "docker") return raw;
+  throw new ConfigError(`Invalid container tool "${raw}" in ${source}: expected buildah, podman or docker`);
+}
+
+function nonEmpty(raw: string, source: string): string {
+  if (raw.trim() === "") throw new ConfigError(`Empty value in ${source}`);
+  return raw.trim();
 }
 
 export const OPTIONS = {
@@ -166,7 +247,19 @@ export const OPTIONS = {
   localApiKey: { flags: ["--api-key"], env: ["FLASH_API_KEY"], parse: apiKey },
   localWorkers: { flags: ["--workers"], env: ["FLASH_WORKERS"], parse: workerRange },
   nodeVersion: { flags: ["--node-version"], env: ["FLASH_NODE_VERSION"], parse: text },
-  platformUrl: { flags: ["--url"], env: ["FLASH_PLATFORM_URL"], parse: httpUrl },
+  apiUrl: { flags: ["--api-url"], env: ["RUNPOD_API_URL"], parse: httpUrl },
+  image: { flags: ["--image"], env: [], parse: nonEmpty },
+  baseImage: { flags: ["--base-image"], env: [], parse: nonEmpty },
+  tlsVerify: { flags: ["--tls-verify"], env: [], boolean: true, parse: onOff },
+  registryAuth: { flags: ["--registry-auth"], env: [], boolean: true, parse: flag },
+  yes: { flags: ["--yes", "-y"], env: [], boolean: true, parse: flag },
+  all: { flags: ["--all"], env: [], boolean: true, parse: flag },
+  workerId: { flags: ["--worker"], env: [], parse: nonEmpty },
+  follow: { flags: ["--follow", "-f"], env: [], boolean: true, parse: flag },
+  noVerify: { flags: ["--no-verify"], env: [], boolean: true, parse: flag },
+  containerTool: { flags: ["--container-tool"], env: ["FLASH_CONTAINER_TOOL"], parse: containerTool },
+  containerStorage: { flags: [], env: ["FLASH_CONTAINER_STORAGE"], parse: nonEmpty },
+  nodeBaseImage: { flags: [], env: ["FLASH_NODE_BASE_IMAGE"], parse: nonEmpty },
   gracePeriod: {
     flags: ["--grace-period"],
     env: ["FLASH_GRACE_PERIOD"],
@@ -184,6 +277,17 @@ export const OPTIONS = {
   bucketEndpointUrl: { flags: [], env: ["BUCKET_ENDPOINT_URL"], parse: httpUrl },
   bucketAccessKeyId: { flags: [], env: ["BUCKET_ACCESS_KEY_ID"], parse: text },
   bucketSecretAccessKey: { flags: [], env: ["BUCKET_SECRET_ACCESS_KEY"], parse: text },
+  skipFitnessChecks: { flags: [], env: ["RUNPOD_SKIP_FITNESS_CHECKS"], parse: onOff },
+  skipSystemChecks: { flags: [], env: ["RUNPOD_SKIP_AUTO_SYSTEM_CHECKS"], parse: onOff },
+  skipGpuCheck: { flags: [], env: ["RUNPOD_SKIP_GPU_CHECK"], parse: onOff },
+  minMemoryGb: { flags: [], env: ["RUNPOD_MIN_MEMORY_GB"], parse: decimal(0, 1_000_000) },
+  minDiskPercent: { flags: [], env: ["RUNPOD_MIN_DISK_PERCENT"], parse: decimal(0, 100) },
+  minCudaVersion: { flags: [], env: ["RUNPOD_MIN_CUDA_VERSION"], parse: version },
+  networkCheckTimeout: { flags: [], env: ["RUNPOD_NETWORK_CHECK_TIMEOUT"], parse: seconds(600) },
+  networkCheckHost: { flags: [], env: ["RUNPOD_NETWORK_CHECK_HOST"], parse: text },
+  networkCheckPort: { flags: [], env: ["RUNPOD_NETWORK_CHECK_PORT"], parse: integer(1, 65535) },
+  gpuBenchmarkTimeout: { flags: [], env: ["RUNPOD_GPU_BENCHMARK_TIMEOUT"], parse: seconds(600) },
+  gpuTestTimeout: { flags: [], env: ["RUNPOD_GPU_TEST_TIMEOUT"], parse: seconds(3600) },
 } satisfies Record<string, Option<unknown>>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -241,7 +345,19 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     localApiKey: pick("localApiKey"),
     localWorkers: pick("localWorkers"),
     nodeVersion: pick("nodeVersion"),
-    platformUrl: pick("platformUrl"),
+    apiUrl: pick("apiUrl"),
+    image: pick("image"),
+    baseImage: pick("baseImage"),
+    tlsVerify: pick("tlsVerify"),
+    registryAuth: pick("registryAuth") ?? false,
+    yes: pick("yes") ?? false,
+    all: pick("all") ?? false,
+    workerId: pick("workerId"),
+    follow: pick("follow") ?? false,
+    noVerify: pick("noVerify") ?? false,
+    containerTool: pick("containerTool"),
+    containerStorage: pick("containerStorage"),
+    nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
@@ -258,6 +374,19 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
       endpointId: env.RUNPOD_ENDPOINT_ID || undefined,
     },
     files: readFilesConfig(env),
+    fitness: {
+      skipAll: pick("skipFitnessChecks") ?? false,
+      skipSystem: pick("skipSystemChecks") ?? false,
+      skipGpu: pick("skipGpuCheck") ?? false,
+      minMemoryGb: pick("minMemoryGb") ?? 4,
+      minDiskPercent: pick("minDiskPercent") ?? 10,
+      minCudaVersion: pick("minCudaVersion") ?? "11.8",
+      networkTimeoutMs: pick("networkCheckTimeout") ?? 5000,
+      networkHost: pick("networkCheckHost") ?? "8.8.8.8",
+      networkPort: pick("networkCheckPort") ?? 53,
+      gpuBenchmarkTimeoutMs: pick("gpuBenchmarkTimeout") ?? 2000,
+      gpuTestTimeoutMs: pick("gpuTestTimeout") ?? 30_000,
+    },
   };
   return { config, rest };
 }

@@ -1,4 +1,8 @@
 import type { JobRecord } from "./jobs.js";
+
+/** A worker's argv from the environment it must run with; the spawned process itself gets this one's env. */
+export type WorkerLaunch = (env: Record<string, string>) => string[];
+
 import { JobQueue } from "./queue.js";
 
 /** What an endpoint is made of: how its jobs run and, when the platform spawns them, its workers. */
@@ -13,8 +17,10 @@ export interface EndpointConfig {
   workers: [min: number, max: number];
   /** A spawned worker idle this long above min is stopped (the platform's default idle timeout: 5 s). */
   idleTimeoutMs: number;
-  /** argv of a worker process; without it the endpoint only serves workers started elsewhere. */
+  /** argv of a worker process; without it (or `launch`) the endpoint only serves workers started elsewhere. */
   command?: string[];
+  /** argv of a worker given its environment (a container run takes it as flags, not from the process env). */
+  launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;
 }

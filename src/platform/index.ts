@@ -2,9 +2,10 @@
 
 export { curlCommand, shellQuote } from "./curl.js";
 export type { EndpointConfig } from "./endpoint.js";
+export type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
 export { newApiKey } from "./ids.js";
 export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
 export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
-export type { EndpointInfo, EndpointInit } from "./management-api.js";
 export { WorkerPool } from "./pool.js";
+export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";

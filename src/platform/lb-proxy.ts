@@ -8,14 +8,29 @@ import { createInterface } from "node:readline";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "../log/index.js";
 import type { PlatformContext } from "./context.js";
+import type { WorkerLaunch } from "./endpoint.js";
+import type { EndpointInit } from "./endpoint-init.js";
 import { checkKey, clientGone, HttpError } from "./http.js";
 import { newShortId } from "./ids.js";
-import type { EndpointInit } from "./management-api.js";
 import { relayLine, WorkerExits } from "./pool.js";
-import { terminate } from "./terminate.js";
+import { markContainerRun, terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
-export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & { id: string };
+export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & {
+  id: string;
+  /** Workers run as `launch(env)` (a container); set later with setLaunch() when it is still being prepared. */
+  launch?: WorkerLaunch;
+  /** No worker is started until setLaunch() (the image is still being pulled). */
+  awaitLaunch?: boolean;
+};
+
+/** A load-balanced worker as GET /v2/serverless/<id>/workers lists it. */
+export interface LbWorkerView {
+  id: string;
+  state: "starting" | "initializing" | "ready" | "unhealthy";
+  startedAt: number;
+  inFlight: number;
+}
 
 export interface LbEndpointInfo {
   id: string;
@@ -84,7 +99,8 @@ export class LbEndpoint {
   readonly workers: [number, number];
   readonly executionTimeoutMs: number;
   private readonly idleTimeoutMs: number;
-  private readonly command: string[];
+  private command: string[] | undefined;
+  private launch: WorkerLaunch | undefined;
   private readonly processes = new Map<string, LbWorker>();
   private readonly waiters = new Set<() => void>();
   private readonly agent = new Agent({ keepAlive: true });
@@ -100,17 +116,19 @@ export class LbEndpoint {
     this.exits = new WorkerExits(options.log);
     this.name = init.name ?? init.id;
     const [min, max] = init.workers ?? [0, 1];
-    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
+    // max 0 is an endpoint with its workers scaled to none (REST v2 allows it); only a launched one has that.
+    const least = init.launch || init.awaitLaunch ? min : Math.max(min, 1);
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < least) {
       throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
     }
     this.workers = [min, max];
     this.executionTimeoutMs = init.executionTimeoutMs ?? 600_000;
     this.idleTimeoutMs = init.idleTimeoutMs ?? 5_000;
-    const command =
+    this.launch = init.launch;
+    this.command =
       init.command ?? (init.file ? options.workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
-    if (!command || command.length === 0)
+    if (!this.launch && !init.awaitLaunch && (!this.command || this.command.length === 0))
       throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
-    this.command = command;
     this.ticker = setInterval(() => this.scale(false), 250);
     this.ticker.unref();
     this.scale(false);
@@ -213,6 +231,22 @@ export class LbEndpoint {
     });
   }
 
+  /** Workers run as `launch(env)` from now on; running ones are replaced. */
+  setLaunch(launch: WorkerLaunch): void {
+    this.launch = launch;
+    this.restartAll();
+  }
+
+  /** Every worker not being stopped. */
+  workerList(): LbWorkerView[] {
+    return this.alive().map((w) => ({
+      id: w.id,
+      state: w.state,
+      startedAt: w.startedAt,
+      inFlight: w.inFlight,
+    }));
+  }
+
   /** Replaces every worker (the handler file changed): old ones finish their requests, new ones take the next. */
   restartAll(): void {
     this.exits.reset();
@@ -255,7 +289,7 @@ export class LbEndpoint {
 
   /** Keeps min workers, adds one when asked and none is on its way, stops idle ones above min. */
   private scale(wanted: boolean): void {
-    if (this.closed) return;
+    if (this.closed || (!this.launch && !this.command)) return;
     const [min, max] = this.workers;
     const alive = this.alive();
     const coming = alive.some((w) => w.state === "starting" || w.state === "initializing");
@@ -279,16 +313,20 @@ export class LbEndpoint {
   }
 
   private spawn(): void {
-    const [command, ...args] = this.command;
-    if (!command) return;
     const id = newShortId();
+    // PORT=0: the worker picks a free port and names it in its "listening on" line.
+    const env = { ...this.init.env, PORT: "0", FLASH_LB_HOST: "127.0.0.1", RUNPOD_POD_ID: id };
+    const argv = this.launch ? this.launch(env) : this.command;
+    const [command, ...args] = argv ?? [];
+    if (!command) return;
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: this.init.cwd,
-      // PORT=0: the worker picks a free port and names it in its "listening on" line.
-      env: { ...process.env, ...this.init.env, PORT: "0", FLASH_LB_HOST: "127.0.0.1", RUNPOD_POD_ID: id },
+      env: this.launch ? process.env : { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    // A container's processes get the worker's stop signals too (they do not share its process group).
+    if (this.launch) markContainerRun(child);
     let exited: () => void = () => {};
     const now = Date.now();
     const worker: LbWorker = {
@@ -304,7 +342,7 @@ export class LbEndpoint {
       }),
     };
     this.processes.set(id, worker);
-    log.info(`Worker:${id} | starting (pid ${child.pid}): ${this.command.join(" ")}`);
+    log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
     for (const [stream, level] of [
       [child.stdout, "info"],
       [child.stderr, "warn"],

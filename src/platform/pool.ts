@@ -4,7 +4,7 @@ import type { Logger } from "../log/index.js";
 import type { EndpointState } from "./endpoint.js";
 import { newShortId } from "./ids.js";
 import type { Scheduler } from "./scheduler.js";
-import { terminate } from "./terminate.js";
+import { markContainerRun, terminate } from "./terminate.js";
 
 export interface PoolOptions {
   endpoint: EndpointState;
@@ -186,7 +186,7 @@ export class WorkerPool {
 
   /** Brings the number of workers in line with the queue. */
   scale(): void {
-    if (this.closed || !this.endpoint.config.command) return;
+    if (this.closed || !(this.endpoint.config.command || this.endpoint.config.launch)) return;
     const [min, max] = this.endpoint.config.workers;
     const alive = this.alive();
     // low-priority jobs wait for a worker without starting one (the platform's policy.lowPriority)
@@ -224,15 +224,19 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    const [command, ...args] = this.endpoint.config.command ?? [];
-    if (!command) return;
     const id = newShortId();
+    const { config } = this.endpoint;
+    const env = { ...config.env, ...this.options.workerEnv(id) };
+    const [command, ...args] = config.launch ? config.launch(env) : (config.command ?? []);
+    if (!command) return;
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
-      cwd: this.endpoint.config.cwd,
-      env: { ...process.env, ...this.endpoint.config.env, ...this.options.workerEnv(id) },
+      cwd: config.cwd,
+      env: config.launch ? process.env : { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    // A container's processes get the worker's stop signals too (they do not share its process group).
+    if (config.launch) markContainerRun(child);
     let resolveExit: () => void = () => {};
     const worker: WorkerProcess = {
       id,

@@ -2,25 +2,24 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
+import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./client-api.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
 import type { PlatformContext } from "./context.js";
 import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
+import type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
 import { FILE_LIFETIME_MS, filesApi } from "./files.js";
 import { errorHandler } from "./http.js";
 import { newApiKey, newShortId } from "./ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
 import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbHostRewrite, lbProxy } from "./lb-proxy.js";
-import {
-  type EndpointInfo,
-  type EndpointInit,
-  type EndpointManager,
-  managementApi,
-} from "./management-api.js";
 import { openaiApi } from "./openai.js";
 import { WorkerPool } from "./pool.js";
+import type { CatalogGpu } from "./rest/catalog.js";
+import { ContainerRuntime } from "./rest/containers.js";
+import { type HostWorker, type RestHost, restApi } from "./rest/index.js";
 import { Scheduler } from "./scheduler.js";
 import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
 import { workerApi } from "./worker-api.js";
@@ -52,6 +51,10 @@ export interface PlatformOptions {
   loadBalanced?: LbEndpointInit[];
   /** The worker argv for a handler file (default: `node <flash> start <file>`). */
   workerCommand?: (file: string) => string[];
+  /** The container tool endpoints deployed through the REST API run their images with (found when first needed). */
+  containers?: ContainerToolOptions;
+  /** GET /v2/catalog/gpus (default: RunPod's serverless pools and their cards). */
+  gpuCatalog?: readonly CatalogGpu[];
 }
 
 export interface Platform {
@@ -188,12 +191,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       RUNPOD_PING_INTERVAL: String(options.pingIntervalMs ?? 10_000),
       // Where a worker may store files it returns links to (generated images); the links expire.
       FLASH_FILES_URL: `${base}/files`,
+      // Memory, disk and network thresholds are for cloud hosts, not a laptop; the user's and GPU checks still run.
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
     };
   };
 
-  const manager: EndpointManager = {
-    has: (id) => scheduler.endpoint(id) !== undefined || lb.get(id) !== undefined,
-    create(init) {
+  const manager = {
+    has: (id: string) => scheduler.endpoint(id) !== undefined || lb.get(id) !== undefined,
+    create(init: EndpointInit): EndpointInfo {
       if (init.kind === "load-balanced") return lbInfo(createLbEndpoint(lbInit(init)));
       const config = endpointConfig(init, workerCommand);
       const endpoint = scheduler.addEndpoint(config);
@@ -212,7 +217,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       platformLog.info(`Endpoint ${config.id} (${config.name}) ready at ${baseUrl}/v2/${config.id}`);
       return info(endpoint);
     },
-    async remove(id) {
+    async remove(id: string): Promise<boolean> {
       if (await lb.remove(id)) return true;
       const pool = pools.get(id);
       pools.delete(id);
@@ -220,9 +225,92 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       await pool?.close();
       return removed;
     },
-    list: () => [...scheduler.listEndpoints().map(info), ...lb.list().map((e) => lbInfo(e.info(baseUrl)))],
+    list: (): EndpointInfo[] => [
+      ...scheduler.listEndpoints().map(info),
+      ...lb.list().map((e) => lbInfo(e.info(baseUrl))),
+    ],
   };
-  await app.register(managementApi, { ctx, manager });
+
+  // Endpoints made through the REST API run their image's workers in containers.
+  const containers = new ContainerRuntime(options.containers ?? {}, log.child({ subject: "containers" }));
+  const poolFor = (endpoint: EndpointState) =>
+    new WorkerPool({
+      endpoint,
+      scheduler,
+      workerEnv: (workerId) => workerEnv(endpoint.id, workerId),
+      log,
+      stopGraceMs: options.workerStopGraceMs ?? 30_000,
+    });
+  const restHost: RestHost = {
+    baseUrl: () => baseUrl,
+    addQueue(config) {
+      const endpoint = scheduler.addEndpoint(config);
+      pools.set(config.id, poolFor(endpoint));
+    },
+    updateQueue(config) {
+      const endpoint = scheduler.endpoint(config.id);
+      if (endpoint)
+        endpoint.config = {
+          ...config,
+          ...(endpoint.config.launch ? { launch: endpoint.config.launch } : {}),
+        };
+      pools.get(config.id)?.scale();
+    },
+    addLb(init) {
+      createLbEndpoint({ ...init, awaitLaunch: true });
+    },
+    setLaunch(id, launch) {
+      const endpoint = scheduler.endpoint(id);
+      if (endpoint) {
+        endpoint.config.launch = launch;
+        pools.get(id)?.restartAll();
+      }
+      lb.get(id)?.setLaunch(launch);
+    },
+    remove: (id) => manager.remove(id),
+    workers(id): HostWorker[] {
+      const lbEndpoint = lb.get(id);
+      if (lbEndpoint) {
+        return lbEndpoint.workerList().map((w) => ({
+          id: w.id,
+          startedAt: w.startedAt,
+          status:
+            w.state === "unhealthy"
+              ? "UNHEALTHY"
+              : w.state !== "ready"
+                ? "INITIALIZING"
+                : w.inFlight > 0
+                  ? "RUNNING"
+                  : "IDLE",
+        }));
+      }
+      const endpoint = scheduler.endpoint(id);
+      const pool = pools.get(id);
+      if (!endpoint || !pool) return [];
+      return pool.processList
+        .filter((p) => !p.stopping)
+        .map((p) => {
+          const record = endpoint.workers.get(p.id);
+          return {
+            id: p.id,
+            startedAt: p.startedAt,
+            status: !record
+              ? "INITIALIZING"
+              : record.unhealthy
+                ? "UNHEALTHY"
+                : record.jobs.size > 0
+                  ? "RUNNING"
+                  : "IDLE",
+          };
+        });
+    },
+    logs,
+    containers,
+    log,
+    apiKey,
+    ...(options.gpuCatalog ? { catalog: options.gpuCatalog } : {}),
+  };
+  await app.register(restApi, { host: restHost });
 
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
@@ -255,6 +343,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       closing ??= (async () => {
         scheduler.close();
         await Promise.all([...pools.values()].map((pool) => pool.close()).concat(lb.close()));
+        await containers.close();
         await app.close();
         await webhooks.close();
       })();

@@ -1,10 +1,68 @@
 import type { ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Children that run a container: its processes live in a session of their own, so they are signalled by pid. */
+const containerRuns = new WeakSet<ChildProcess>();
+/** The processes each container run had when it was asked to stop, for the SIGKILL that may follow. */
+const tracked = new WeakMap<ChildProcess, number[]>();
+
+/** Marks a child whose descendants (a container's processes) must get its signals too. */
+export function markContainerRun(child: ChildProcess): void {
+  containerRuns.add(child);
+}
+
+/** Every process below `pid` now (Linux /proc), parents first. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    out.push(next);
+    queue.push(...(children.get(next) ?? []));
+  }
+  return out;
+}
+
+function signal(child: ChildProcess, name: NodeJS.Signals): void {
+  if (containerRuns.has(child) && child.pid !== undefined) {
+    const pids = [...new Set([...(tracked.get(child) ?? []), ...descendants(child.pid)])];
+    tracked.set(child, pids);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  child.kill(name);
+}
 
 /** SIGTERM now (the worker drains), SIGKILL if it has not exited within the grace period. */
 export function terminate(child: ChildProcess, exited: Promise<unknown>, graceMs: number): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const killer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  signal(child, "SIGTERM");
+  const killer = setTimeout(() => signal(child, "SIGKILL"), graceMs);
   killer.unref();
   void exited.then(() => clearTimeout(killer));
 }

@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
+import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
@@ -190,7 +191,11 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
   );
 
   app.get("/ping", async (_request, reply) => {
-    if (state === "READY") return { status: "healthy" };
+    if (state === "READY") {
+      // The GPUs this worker runs on, where it has any: what people check first on a GPU endpoint.
+      const gpu = gpuSummary();
+      return gpu ? { status: "healthy", gpu } : { status: "healthy" };
+    }
     if (state === "STARTING") return reply.code(204).send();
     return reply.code(503).send({ status: "unhealthy", state });
   });

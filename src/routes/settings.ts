@@ -35,6 +35,14 @@ export interface EndpointOptions {
   nodeVersion?: NodeVersion | number;
   /** Queue-based use: jobs run at once on one worker (default 1). */
   maxConcurrency?: number;
+  /** Seconds an idle worker above `workers[0]` is kept before it stops (1–3600; the platform's default when unset). */
+  idleTimeout?: number;
+  /** Cold-start acceleration: true (FLASHBOOT), false (OFF), or "PRIORITY_FLASHBOOT". */
+  flashboot?: boolean | "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
+  /** Lowest CUDA version of the host (`major.minor`, e.g. "12.1"); GPU endpoints only. */
+  minCudaVersion?: string;
+  /** Environment variables of the deployed workers. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** The validated, normalised configuration. */
@@ -49,6 +57,10 @@ export interface EndpointSettings {
   executionTimeoutMs: number;
   nodeVersion: NodeVersion;
   maxConcurrency: number;
+  idleTimeout?: number;
+  flashboot?: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
+  minCudaVersion?: string;
+  env?: Readonly<Record<string, string>>;
 }
 
 const OPTION_NAMES = [
@@ -61,6 +73,10 @@ const OPTION_NAMES = [
   "executionTimeoutMs",
   "nodeVersion",
   "maxConcurrency",
+  "idleTimeout",
+  "flashboot",
+  "minCudaVersion",
+  "env",
 ] as const;
 
 /** `cpu3c-2-4`, `cpu5c-4-8`, `cpu5g-8-32`: generation, class, vCPUs, GiB. */
@@ -102,6 +118,14 @@ export function parseEndpointOptions(options: EndpointOptions): EndpointSettings
   if (cpu !== undefined) settings.cpu = parseCpu(cpu);
   else settings.gpu = parseGpu(gpu ?? GpuGroup.ANY);
   if (options.volume !== undefined) settings.volume = parseVolume(options.volume);
+  if (options.idleTimeout !== undefined) settings.idleTimeout = parseIdleTimeout(options.idleTimeout);
+  if (options.flashboot !== undefined) settings.flashboot = parseFlashboot(options.flashboot);
+  if (options.minCudaVersion !== undefined) {
+    if (settings.cpu)
+      throw new EndpointConfigError("minCudaVersion applies to GPU endpoints only, not cpu ones");
+    settings.minCudaVersion = parseCudaVersion(options.minCudaVersion);
+  }
+  if (options.env !== undefined) settings.env = parseEnv(options.env);
   return settings;
 }
 
@@ -230,6 +254,46 @@ function parseConcurrency(value: unknown): number {
     throw new EndpointConfigError(`maxConcurrency must be >= 1, got ${show(value)}`);
   }
   return value;
+}
+
+function parseIdleTimeout(value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 3600) {
+    throw new EndpointConfigError(`idleTimeout must be whole seconds from 1 to 3600, got ${show(value)}`);
+  }
+  return value;
+}
+
+function parseFlashboot(value: unknown): "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT" {
+  if (value === true) return "FLASHBOOT";
+  if (value === false) return "OFF";
+  if (value === "OFF" || value === "FLASHBOOT" || value === "PRIORITY_FLASHBOOT") return value;
+  throw new EndpointConfigError(
+    `flashboot must be true, false, "OFF", "FLASHBOOT" or "PRIORITY_FLASHBOOT", got ${show(value)}`,
+  );
+}
+
+function parseCudaVersion(value: unknown): string {
+  if (typeof value !== "string" || !/^\d+\.\d+$/.test(value)) {
+    throw new EndpointConfigError(`minCudaVersion must be "major.minor" such as "12.1", got ${show(value)}`);
+  }
+  return value;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function parseEnv(value: unknown): Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new EndpointConfigError(`env must be an object of strings, got ${typeName(value)}`);
+  }
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(value)) {
+    if (!ENV_NAME.test(name)) throw new EndpointConfigError(`env: invalid variable name ${show(name)}`);
+    if (typeof text !== "string") {
+      throw new EndpointConfigError(`env.${name} must be a string, got ${typeName(text)}: ${show(text)}`);
+    }
+    out[name] = text;
+  }
+  return out;
 }
 
 /** The option name a typo most likely meant, if any is close enough. */

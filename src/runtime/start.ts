@@ -31,6 +31,16 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   guardProcess(log);
   const workerLog = log.child({ subject: "worker" });
   const client = createPlatformClient({ platform: config.platform, log: workerLog });
+  // Fitness checks (worker-protocol §10): before the heartbeat and the first take; a failure exits 1.
+  const { runStartupChecks } = await import("../fitness/startup.js");
+  const { gpuFacts } = await import("../gpu/facts.js");
+  const fit = await runStartupChecks({
+    config: config.fitness,
+    facts: await gpuFacts(),
+    log: workerLog,
+    reportUnhealthy: client.reportUnhealthy,
+  });
+  if (!fit) return 1;
   let heartbeat: ReturnType<typeof startHeartbeat>;
   const jobIds = { update: (ids: readonly string[]) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
@@ -69,6 +79,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
+  const { gpuFacts, logGpus } = await import("../gpu/facts.js");
+  logGpus(log, await gpuFacts());
   if (app.kind === "endpoint") {
     // Loaded on demand so queue workers never pay for the HTTP server.
     if (options.oneShot || config.testInput !== undefined) {

@@ -49,6 +49,8 @@ export interface PlatformClient {
   progress(jobId: string, output: unknown): Promise<void>;
   stopSignals(signal: AbortSignal): Promise<string[]>;
   ping(jobIds: readonly string[], timeoutMs: number): Promise<number>;
+  /** One best-effort GET telling the platform a fitness check failed; never throws (§3.8). */
+  reportUnhealthy(check: string, reason: string, timeoutMs: number): Promise<void>;
 }
 
 export interface ClientOptions {
@@ -243,6 +245,22 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
           if (attempt >= pingRetry.attempts) throw err;
         }
         await sleep(backoffMs(pingRetry, attempt));
+      }
+    },
+
+    async reportUnhealthy(check, reason, timeoutMs) {
+      const url = urls.unhealthy(check, reason, VERSION);
+      if (!url || !platform.apiKey) return;
+      try {
+        const response = await doFetch(url, {
+          headers: { Authorization: platform.apiKey },
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await response.arrayBuffer();
+        if (!response.ok) log.debug(`Unhealthy report answered ${response.status}`);
+      } catch (err) {
+        // Best effort: the exit that follows is the guarantee, not this report.
+        log.debug(`Unhealthy report failed: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
   };

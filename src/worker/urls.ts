@@ -15,6 +15,9 @@ export function appendQuery(url: string, params: Record<string, string | number 
   return `${base}${separator}${pairs.join("&")}${hash >= 0 ? url.slice(hash) : ""}`;
 }
 
+/** runpod-python cuts the fitness-failure reason to this many characters (§3.8). */
+export const UNHEALTHY_REASON_MAX = 256;
+
 /** The platform URLs a worker calls, built from the env templates exactly as worker-protocol §2.1 says. */
 export interface PlatformUrls {
   take(count: number, jobInProgress: boolean): string;
@@ -23,6 +26,8 @@ export interface PlatformUrls {
   done(jobId: string, isStream: boolean): string;
   stream(jobId: string): string;
   ping(jobIds: readonly string[], version: string): string | undefined;
+  /** The fitness-failure report: the ping URL with status=unhealthy, the check and its reason (§3.8). */
+  unhealthy(check: string, reason: string, version: string): string | undefined;
 }
 
 export function platformUrls(platform: PlatformConfig): PlatformUrls {
@@ -50,6 +55,15 @@ export function platformUrls(platform: PlatformConfig): PlatformUrls {
         ? undefined
         : appendQuery(pingUrl, {
             job_id: jobIds.length > 0 ? jobIds.join(",") : undefined,
+            runpod_version: version,
+          }),
+    unhealthy: (check, reason, version) =>
+      pingUrl === undefined || pingUrl === "PING_NOT_SET"
+        ? undefined
+        : appendQuery(pingUrl, {
+            status: "unhealthy",
+            check,
+            reason: reason.slice(0, UNHEALTHY_REASON_MAX),
             runpod_version: version,
           }),
   };

@@ -74,6 +74,9 @@ export class BenchPlatform {
       RUNPOD_WEBHOOK_PING: `${this.base}/v2/EP/ping/$RUNPOD_POD_ID?gpu=X`,
       RUNPOD_POD_ID: "bench",
       RUNPOD_AI_API_KEY: "K",
+      // The fitness network check dials this server, never the internet.
+      RUNPOD_NETWORK_CHECK_HOST: "127.0.0.1",
+      RUNPOD_NETWORK_CHECK_PORT: new URL(this.base).port,
     };
   }
 

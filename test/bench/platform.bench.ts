@@ -111,6 +111,9 @@ async function bareFastify(): Promise<{
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=X`,
       RUNPOD_POD_ID: "loop",
       RUNPOD_AI_API_KEY: "K",
+      // The fitness network check dials this server, never the internet.
+      RUNPOD_NETWORK_CHECK_HOST: "127.0.0.1",
+      RUNPOD_NETWORK_CHECK_PORT: String((app.server.address() as AddressInfo).port),
     },
     done: () => doneCount,
     close: () => app.close(),

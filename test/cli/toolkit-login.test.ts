@@ -1,9 +1,11 @@
 // flash login and the key lookup through the real command, with a temporary HOME.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log/index.js";
+import { startPlatform } from "../../src/platform/index.js";
 import { FLASH, flashRun } from "../process.js";
 
 let home: string;
@@ -22,7 +24,7 @@ const credentials = () => join(home, ".runpod", "config.toml");
 /** `flash login` with `input` written to its stdin, as a user pasting the key would. */
 function loginWithStdin(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [FLASH, "login"], {
+    const child = spawn(process.execPath, [FLASH, "login", "--no-verify"], {
       cwd,
       env: { PATH: process.env.PATH ?? "", HOME: home, RUNPOD_CONSOLE_URL: "http://console.test" },
       stdio: ["pipe", "pipe", "pipe"],
@@ -42,9 +44,15 @@ function loginWithStdin(input: string): Promise<{ code: number | null; stdout: s
 
 describe("flash login", () => {
   it("--api-key saves [default] api_key in ~/.runpod/config.toml with mode 0600", async () => {
-    const { code, stdout } = await flashRun(["login", "--api-key", "rpa_TESTKEY"], { HOME: home }, cwd);
+    const { code, stdout } = await flashRun(
+      ["login", "--api-key", "rpa_TESTKEY", "--no-verify"],
+      { HOME: home },
+      cwd,
+    );
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe(`Logged in. Credentials saved to ${credentials()}`);
+    expect(stdout.trim()).toBe(
+      `Logged in (key not checked: --no-verify). Credentials saved to ${credentials()}`,
+    );
     expect(readFileSync(credentials(), "utf8")).toBe('[default]\napi_key = "rpa_TESTKEY"\n');
     expect(statSync(credentials()).mode & 0o777).toBe(0o600);
   });
@@ -54,7 +62,7 @@ describe("flash login", () => {
     expect(code).toBe(0);
     expect(stderr).toContain("Create an API key in the console: http://console.test/user/settings");
     expect(stderr).toContain("Paste the API key: ");
-    expect(stdout).toContain("Logged in.");
+    expect(stdout).toContain("Logged in (key not checked: --no-verify).");
     expect(readFileSync(credentials(), "utf8")).toContain('api_key = "rpa_PASTED"');
   });
 
@@ -66,14 +74,18 @@ describe("flash login", () => {
   });
 
   it("a key with spaces is refused", async () => {
-    const { code, stderr } = await flashRun(["login", "--api-key", "two words"], { HOME: home }, cwd);
+    const { code, stderr } = await flashRun(
+      ["login", "--api-key", "two words", "--no-verify"],
+      { HOME: home },
+      cwd,
+    );
     expect(code).toBe(1);
     expect(stderr).toContain("✗ Invalid API key in flag --api-key");
   });
 
   it("says when RUNPOD_API_KEY in the environment will be used before the saved key", async () => {
     const { code, stderr } = await flashRun(
-      ["login", "--api-key", "saved"],
+      ["login", "--api-key", "saved", "--no-verify"],
       { HOME: home, RUNPOD_API_KEY: "from-env" },
       cwd,
     );
@@ -82,9 +94,44 @@ describe("flash login", () => {
   });
 });
 
+describe("flash login checks the key against the REST API first", () => {
+  it("a key the API accepts is saved; a refused one (401) is not, and the message says so", async () => {
+    const platform = await startPlatform({
+      apiKey: "right-key",
+      logger: createLogger({ level: "SILENT", json: false }),
+    });
+    try {
+      const ok = await flashRun(
+        ["login", "--api-key", "right-key", "--api-url", platform.url],
+        { HOME: home },
+        cwd,
+      );
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toContain(
+        `✓ The API at ${platform.url} accepted the key (0 endpoint(s) on the account).`,
+      );
+      expect(readFileSync(credentials(), "utf8")).toContain('api_key = "right-key"');
+      rmSync(credentials());
+      const refused = await flashRun(
+        ["login", "--api-key", "wrong", "--api-url", platform.url],
+        { HOME: home },
+        cwd,
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `✗ the API at ${platform.url} refused the key (GET /v2/serverless): 401 Unauthorized: Unauthorized: invalid API key. The API key was not accepted`,
+      );
+      expect(refused.stderr).toContain("Nothing saved.");
+      expect(existsSync(credentials())).toBe(false);
+    } finally {
+      await platform.close();
+    }
+  });
+});
+
 describe("the key lookup of flash deploy", () => {
   it("no key anywhere: the message lists flash login, the environment variable and .env", async () => {
-    const { code, stderr } = await flashRun(["deploy"], { HOME: home }, cwd);
+    const { code, stderr } = await flashRun(["deploy", "--image", "127.0.0.1:9/app:1"], { HOME: home }, cwd);
     expect(code).toBe(1);
     expect(stderr).toContain("✗ No API key found. Set one with any of:");
     expect(stderr).toContain("flash login");
@@ -95,7 +142,7 @@ describe("the key lookup of flash deploy", () => {
   it("a corrupted credentials file: run login again or delete the file (not 'no API key found')", async () => {
     mkdirSync(join(home, ".runpod"));
     writeFileSync(credentials(), "[default\napi_key = rpa_\n");
-    const { code, stderr } = await flashRun(["deploy"], { HOME: home }, cwd);
+    const { code, stderr } = await flashRun(["deploy", "--image", "127.0.0.1:9/app:1"], { HOME: home }, cwd);
     expect(code).toBe(1);
     expect(stderr).toContain(`✗ The credentials file ${credentials()} is corrupted (not valid TOML:`);
     expect(stderr).toContain('Run "flash login" again to replace it, or delete the file.');
@@ -103,10 +150,14 @@ describe("the key lookup of flash deploy", () => {
   });
 
   it("logs which source it used: a .env line beats the saved key, and says so", async () => {
-    await flashRun(["login", "--api-key", "saved"], { HOME: home }, cwd);
+    await flashRun(["login", "--api-key", "saved", "--no-verify"], { HOME: home }, cwd);
     writeFileSync(join(cwd, ".env"), "RUNPOD_API_KEY=from-dotenv\n");
     // Nothing listens on this port: the command gets as far as needing the platform, after the key lookup.
-    const { stderr } = await flashRun(["deploy", "--url", "http://127.0.0.1:9"], { HOME: home }, cwd);
+    const { stderr } = await flashRun(
+      ["deploy", "--image", "127.0.0.1:9/app:1", "--api-url", "http://127.0.0.1:9"],
+      { HOME: home },
+      cwd,
+    );
     expect(stderr).toMatch(
       new RegExp(
         `\\| INFO \\| credentials \\| Using API key from \\.env file ${join(cwd, ".env")} \\(it overrides the key saved by flash login in ${credentials()}\\)`,

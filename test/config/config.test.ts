@@ -136,7 +136,7 @@ describe("parseConfig: flag > env > default", () => {
     ],
     [
       [],
-      { RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "on" },
+      { RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "maybe" },
       "RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: expected true or false",
     ],
     [

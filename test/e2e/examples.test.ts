@@ -114,6 +114,17 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     expect(bad.stdout).toContain("input.width must be a whole number of pixels from 16 to 2048, got 4");
   });
 
+  it("gpu, on a host without an NVIDIA GPU: the job fails with a plain error naming CUDA", async () => {
+    const { code, stdout } = await runExample("gpu");
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      '"error_message": "CUDA is not available on this host: no NVIDIA driver (libcuda.so.1) was found.',
+    );
+    const bad = await runExample("gpu", { input: { n: 0 } });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain("input.n must be a whole number from 1 to 268435456, got 0");
+  });
+
   it("image-endpoint's CRC-32 agrees with zlib's", () => {
     for (const text of ["", "IEND", "a lighthouse at dusk", "x".repeat(1000)]) {
       expect(crc32(Buffer.from(text))).toBe(zlibCrc32(Buffer.from(text)));
@@ -153,6 +164,8 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     "image-endpoint",
     "load-balanced",
     "openai-compatible",
+    // Covered above on this CPU host; on a GPU by test/gpu/device-check.sh.
+    "gpu",
   ]);
   for (const name of names.filter((n) => !covered.has(n))) {
     it(`${name} runs its test_input.json`, async () => {

@@ -107,7 +107,7 @@ describe("bad input gets a clear JSON error", () => {
       expect(status, String(authorization)).toBe(401);
       expect(error).toMatch(/^Unauthorized/);
     }
-    const endpoints = await fetch(`${t.platform.url}/endpoints`, {
+    const endpoints = await fetch(`${t.platform.url}/v2/serverless`, {
       headers: { authorization: "Bearer nope" },
     });
     expect(endpoints.status).toBe(401);

@@ -1,5 +1,5 @@
 // The worker pool: processes spawned with the worker environment, output relayed, crashes restarted,
-// scale from zero and back, and endpoints with workers made through the management API.
+// scale from zero and back, and endpoints with workers made from a handler file.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "./cli.js";
@@ -89,24 +89,17 @@ describe("worker pool", () => {
   );
 
   it(
-    "an endpoint made through POST /endpoints scales from zero for a job and back to zero when idle",
+    "an endpoint made from a handler file scales from zero for a job and back to zero when idle",
     async () => {
       t = await startTestPlatform();
-      const created = await fetch(`${t.platform.url}/endpoints`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${t.platform.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          id: "echo",
-          file: "examples/echo/handler.ts",
-          appDir: ROOT,
-          workers: [0, 2],
-          idleTimeoutMs: 500,
-        }),
+      const created = t.platform.createEndpoint({
+        id: "echo",
+        file: "examples/echo/handler.ts",
+        cwd: ROOT,
+        workers: [0, 2],
+        idleTimeoutMs: 500,
       });
-      expect(created.status).toBe(201);
-      expect(((await created.json()) as { command: string[] }).command).toContain(
-        join(ROOT, "examples/echo/handler.ts"),
-      );
+      expect(created.command).toContain(join(ROOT, "examples/echo/handler.ts"));
       expect(t.platform.pool("echo")?.size).toBe(0);
       const answer = await fetch(`${t.base("echo")}/runsync`, {
         method: "POST",
@@ -123,11 +116,7 @@ describe("worker pool", () => {
         "a clean stop",
       );
 
-      const deleted = await fetch(`${t.platform.url}/endpoints/echo`, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${t.platform.apiKey}` },
-      });
-      expect(deleted.status).toBe(200);
+      expect(await t.platform.deleteEndpoint("echo")).toBe(true);
       expect(t.platform.pool("echo")).toBeUndefined();
     },
     TIMEOUT,

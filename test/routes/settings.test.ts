@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Endpoint, EndpointConfigError, type EndpointOptions, GpuGroup, GpuType } from "../../src/index.js";
+import { parseEndpointOptions } from "../../src/routes/settings.js";
 
 const make = (options: Record<string, unknown>) => () => new Endpoint(options as EndpointOptions);
 
@@ -153,5 +154,39 @@ describe("Endpoint configuration (interface document: Toolkit endpoint configura
     } catch (err) {
       expect((err as Error).message).toBe(message);
     }
+  });
+});
+
+describe("deploy settings: idleTimeout, flashboot, minCudaVersion, env", () => {
+  it("are checked and normalised, each with a message naming it", () => {
+    expect(
+      parseEndpointOptions({
+        idleTimeout: 30,
+        flashboot: true,
+        minCudaVersion: "12.4",
+        env: { MODEL: "small" },
+      }),
+    ).toMatchObject({
+      idleTimeout: 30,
+      flashboot: "FLASHBOOT",
+      minCudaVersion: "12.4",
+      env: { MODEL: "small" },
+    });
+    expect(parseEndpointOptions({ flashboot: false }).flashboot).toBe("OFF");
+    expect(() => parseEndpointOptions({ idleTimeout: 0 })).toThrow(
+      "idleTimeout must be whole seconds from 1 to 3600, got 0",
+    );
+    expect(() => parseEndpointOptions({ minCudaVersion: "12" })).toThrow(
+      'minCudaVersion must be "major.minor" such as "12.1", got 12',
+    );
+    expect(() => parseEndpointOptions({ cpu: "cpu5c-4-8", minCudaVersion: "12.1" })).toThrow(
+      "minCudaVersion applies to GPU endpoints only, not cpu ones",
+    );
+    expect(() => parseEndpointOptions({ env: { "BAD-NAME": "x" } })).toThrow(
+      "env: invalid variable name BAD-NAME",
+    );
+    expect(() => parseEndpointOptions({ env: { N: 1 as unknown as string } })).toThrow(
+      "env.N must be a string, got number: 1",
+    );
   });
 });

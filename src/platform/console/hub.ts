@@ -30,6 +30,8 @@ export interface HubSources {
   lb?: LbEndpoints;
   logs: LogBook;
   metrics?: MetricsBook;
+  /** This host's GPUs, shown on the workers the platform spawns here. */
+  gpu?: string;
   /** How often deltas go out; changes in between are coalesced (default 250 ms). */
   flushMs?: number;
 }
@@ -195,6 +197,7 @@ export class ConsoleHub {
       const worker = this.worker(process.id, record, process.stopping ? "stopping" : undefined);
       worker.startedAt = process.startedAt;
       if (process.pid !== undefined) worker.pid = process.pid;
+      if (this.sources.gpu) worker.gpu = this.sources.gpu;
       if (record) worker.coldStartMs = Math.max(0, record.firstSeen - process.startedAt);
       now.set(process.id, worker);
     }

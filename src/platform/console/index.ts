@@ -1,7 +1,9 @@
 // The local console: a web page at `/` over the platform's own state (endpoints, workers, jobs, metrics,
 // worker logs) and a playground that calls the client API. Every API call carries the platform's key:
 // Bearer on JSON routes, a short-lived token from POST /console/api/token on the event streams (auth.ts).
+
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { gpuFacts, gpuLabel } from "../../gpu/facts.js";
 import type { PlatformContext } from "../context.js";
 import { addJsonParser, checkKey, HttpError } from "../http.js";
 import type { LbEndpoints } from "../lb-proxy.js";
@@ -64,7 +66,9 @@ const limitParam = (raw: unknown, fallback: number, max: number): number => {
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { ctx } = options;
+  const gpu = gpuLabel(await gpuFacts());
   const hub = new ConsoleHub({
+    ...(gpu ? { gpu } : {}),
     scheduler: ctx.scheduler,
     pool: options.pool,
     logs: options.logs,

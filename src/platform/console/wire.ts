@@ -50,6 +50,8 @@ export interface ConsoleWorker {
   /** Jobs it holds now. */
   jobsHeld: number;
   unhealthy?: string;
+  /** The GPUs of a worker this platform spawned (it runs on this host), e.g. "NVIDIA H200". */
+  gpu?: string;
 }
 
 export interface ConsoleEndpoint {

@@ -66,6 +66,7 @@ export class EndpointsView {
 
   private worker(worker: ConsoleWorker): HTMLElement {
     const facts = [
+      worker.gpu ?? null,
       worker.coldStartMs !== undefined ? `cold start ${ms(worker.coldStartMs)}` : null,
       `${worker.jobsDone} done`,
       worker.jobsHeld > 0 ? `${worker.jobsHeld} running` : null,

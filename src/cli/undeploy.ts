@@ -1,0 +1,55 @@
+import { createInterface } from "node:readline";
+import { toolkitLogger } from "../client/log.js";
+import { connectApi } from "../deploy/connect.js";
+import { deleteEndpoints, endpointsToDelete, LifecycleError } from "../deploy/lifecycle.js";
+import { isDeployError } from "./deploy.js";
+import { fail, parseToolkitArgs } from "./toolkit-args.js";
+
+export const summary =
+  "delete endpoints (by name or id, or --all this app deployed); asks first unless --yes";
+
+export const options = ["--all", "--yes", "--api-url", "--api-key"];
+
+/** y/yes from stdin; anything else, or no terminal to ask on, is no. */
+function confirm(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    rl.question(question, (answer) => {
+      rl.close();
+      resolve(/^y(es)?$/i.test(answer.trim()));
+    });
+  });
+}
+
+/** `flash undeploy NAME... | --all [--yes]` */
+export async function run(args: string[]): Promise<number> {
+  const log = toolkitLogger();
+  try {
+    const env = { ...process.env, FLASH_API_KEY: undefined };
+    const { config, positional } = parseToolkitArgs("undeploy", args, options, env);
+    const api = connectApi({ apiUrl: config.apiUrl, apiKey: config.localApiKey, log });
+    const doomed = await endpointsToDelete(api, process.cwd(), positional, config.all);
+    if (doomed.length === 0) {
+      process.stdout.write("Nothing to delete: the recorded endpoints no longer exist.\n");
+      return 0;
+    }
+    const list = doomed.map((e) => `${e.name} (${e.id})`).join(", ");
+    if (!config.yes) {
+      const yes = await confirm(`Delete ${doomed.length} endpoint(s) on ${api.url}: ${list}? [y/N] `);
+      if (!yes) {
+        return fail(
+          process.stdin.isTTY
+            ? "Nothing deleted."
+            : `Nothing deleted: confirm with --yes to delete ${list} without a prompt.`,
+        );
+      }
+    }
+    await deleteEndpoints(api, process.cwd(), doomed);
+    process.stdout.write(`✓ deleted ${list}\n`);
+    return 0;
+  } catch (err) {
+    if (isDeployError(err) || err instanceof LifecycleError) return fail(err.message);
+    throw err;
+  }
+}

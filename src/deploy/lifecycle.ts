@@ -1,0 +1,156 @@
+// The rest of an endpoint's life through REST v2: find it by name or id, delete it, list endpoints with their
+// workers, read a worker's logs.
+import { readDeployments, writeDeployments } from "../client/deployments.js";
+import { apiErrorSentence } from "./errors.js";
+import { ApiError, type RestClient } from "./rest-client.js";
+import type { ListEndpointWorkersResponse, RestEndpoint, WorkerLogEvent } from "./rest-types.js";
+
+/** A lifecycle command could not do what it was asked; the message says why. */
+export class LifecycleError extends Error {
+  override name = "LifecycleError";
+}
+
+/** Runs an API call, turning its error answer into a sentence about `what`. */
+export async function withApi<T>(api: RestClient, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ApiError) throw new LifecycleError(apiErrorSentence(err, what, api.url));
+    throw err;
+  }
+}
+
+/** The endpoint named `ref` (its name, or its id); a name two endpoints share is refused. */
+export async function findEndpoint(api: RestClient, ref: string): Promise<RestEndpoint> {
+  const all = await withApi(api, "the endpoint list", () => api.listEndpoints());
+  const byId = all.find((e) => e.id === ref);
+  if (byId) return byId;
+  const named = all.filter((e) => e.name === ref);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    throw new LifecycleError(
+      `${named.length} endpoints are named ${ref} (${named.map((e) => e.id).join(", ")}): name one by its id`,
+    );
+  }
+  throw new LifecycleError(
+    `No endpoint named ${ref} on ${api.url}${all.length ? ` (there: ${all.map((e) => e.name).join(", ")})` : " (it has none)"}`,
+  );
+}
+
+/** The endpoints `flash undeploy` deletes: the named ones, or every one this app recorded (--all). */
+export async function endpointsToDelete(
+  api: RestClient,
+  root: string,
+  names: readonly string[],
+  all: boolean,
+): Promise<RestEndpoint[]> {
+  if (all) {
+    const recorded = readDeployments(root);
+    if (!recorded || recorded.platform !== api.url || Object.keys(recorded.endpoints).length === 0) {
+      throw new LifecycleError(
+        `No endpoints of this app are recorded for ${api.url} in ${root}/.flash/deployments.json; name them: flash undeploy NAME...`,
+      );
+    }
+    const existing = await withApi(api, "the endpoint list", () => api.listEndpoints());
+    const ids = new Set(Object.values(recorded.endpoints).map((e) => e.id));
+    return existing.filter((e) => ids.has(e.id));
+  }
+  if (names.length === 0)
+    throw new LifecycleError("Name the endpoints to delete (flash undeploy NAME...), or pass --all");
+  const found: RestEndpoint[] = [];
+  for (const name of names) found.push(await findEndpoint(api, name));
+  return found;
+}
+
+/** Deletes the endpoints, then forgets them in .flash/deployments.json. */
+export async function deleteEndpoints(
+  api: RestClient,
+  root: string,
+  endpoints: readonly RestEndpoint[],
+): Promise<void> {
+  const deleted: string[] = [];
+  try {
+    for (const endpoint of endpoints) {
+      await withApi(api, `endpoint ${endpoint.name}`, () => api.deleteEndpoint(endpoint.id));
+      deleted.push(endpoint.id);
+    }
+  } finally {
+    const recorded = readDeployments(root);
+    if (recorded && recorded.platform === api.url && deleted.length > 0) {
+      const left = Object.fromEntries(
+        Object.entries(recorded.endpoints).filter(([, e]) => !deleted.includes(e.id)),
+      );
+      writeDeployments(root, { ...recorded, endpoints: left });
+    }
+  }
+}
+
+export interface EndpointWithWorkers {
+  endpoint: RestEndpoint;
+  workers: ListEndpointWorkersResponse;
+}
+
+/** Every endpoint with its workers. */
+export async function listEndpointsWithWorkers(api: RestClient): Promise<EndpointWithWorkers[]> {
+  const all = await withApi(api, "the endpoint list", () => api.listEndpoints());
+  return Promise.all(
+    all.map(async (endpoint) => ({
+      endpoint,
+      workers: await withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id)),
+    })),
+  );
+}
+
+/** The endpoints as a table, each followed by its workers. */
+export function formatEndpoints(list: readonly EndpointWithWorkers[]): string {
+  if (list.length === 0) return "No endpoints.";
+  const lines: string[] = [];
+  for (const { endpoint, workers } of list) {
+    const compute = endpoint.cpu?.length
+      ? `cpu ${endpoint.cpu.map((c) => `${c.id}x${c.vcpuCount}`).join(",")}`
+      : `gpu ${endpoint.gpu?.pools?.join(",") ?? "-"}`;
+    const s = workers.summary;
+    lines.push(
+      `${endpoint.name}  ${endpoint.id}  ${endpoint.type ?? "QUEUE"}  ${compute}  workers ${endpoint.workers.min}-${endpoint.workers.max}  ${endpoint.image ?? "(no image)"}`,
+      `  ${s.total} worker(s): ${s.running} running, ${s.idle} idle, ${s.initializing} initializing, ${s.unhealthy} unhealthy`,
+    );
+    for (const worker of workers.workers) {
+      lines.push(
+        `    ${worker.id}  ${worker.status}${worker.isStale ? " (stale)" : ""}${worker.uptimeSeconds != null ? `  up ${worker.uptimeSeconds}s` : ""}`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+/** A worker's log lines (or every worker's, prefixed by its id); with `follow`, until `signal` aborts. */
+export async function workerLogs(
+  api: RestClient,
+  ref: string,
+  options: { workerId?: string; follow: boolean; signal: AbortSignal; write(line: string): void },
+): Promise<void> {
+  const endpoint = await findEndpoint(api, ref);
+  let ids: string[];
+  if (options.workerId) ids = [options.workerId];
+  else {
+    const workers = await withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id));
+    ids = workers.workers.map((w) => w.id);
+    if (ids.length === 0) {
+      throw new LifecycleError(
+        `Endpoint ${endpoint.name} (${endpoint.id}) has no workers now: nothing to show`,
+      );
+    }
+  }
+  const prefix = ids.length > 1;
+  await Promise.all(
+    ids.map((workerId) =>
+      withApi(api, `the logs of worker ${workerId} of ${endpoint.name}`, () =>
+        api.workerLogs(endpoint.id, workerId, {
+          follow: options.follow,
+          signal: options.signal,
+          onEvent: (event: WorkerLogEvent) => options.write(`${prefix ? `${workerId} | ` : ""}${event.line}`),
+        }),
+      ),
+    ),
+  );
+}

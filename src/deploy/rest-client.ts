@@ -1,0 +1,266 @@
+// RunPod's REST API v2 (https://api.runpod.io, or the local platform): serverless endpoints, their workers and
+// logs, registry credentials and the GPU catalog. Bearer key; connection failures and 429/5xx on reads retried
+// with backoff; consecutive failures open the API's circuit breaker (src/client/breaker.ts).
+import { type CircuitBreakers, DEFAULT_BREAKERS } from "../client/breaker.js";
+import { CONNECT_RETRY } from "../client/endpoint.js";
+import type { Logger } from "../log/index.js";
+import { VERSION } from "../version.js";
+import { backoffMs, type RetryPolicy, sleep } from "../worker/retry.js";
+import type {
+  CreateEndpointRequest,
+  GpuCatalogType,
+  ListEndpointWorkersResponse,
+  ProblemBody,
+  Registry,
+  RestEndpoint,
+  UpdateEndpointRequest,
+  WorkerLogEvent,
+} from "./rest-types.js";
+
+/** RunPod's API base. */
+export const DEFAULT_API_URL = "https://api.runpod.io";
+/** Where `flash serve` and `flash dev` listen by default. */
+export const LOCAL_PLATFORM_URL = "http://127.0.0.1:8000";
+/** One request's deadline (SSE log streams excepted). */
+const REQUEST_TIMEOUT_MS = 60_000;
+const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+const USER_AGENT = `flash-worker-deploy/${VERSION} Node.js/${process.versions.node}`;
+
+/** The API could not be reached, even after retries. */
+export class ApiConnectionError extends Error {
+  override name = "ApiConnectionError";
+}
+
+/** The API answered with an error: its ErrorResponse (`title`, `detail`, `errors`) kept for the message. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly problem: ProblemBody,
+  ) {
+    super(describeProblem(status, problem));
+  }
+}
+
+/** "401 Unauthorized: missing bearer token (field: gpu.pools)" from an ErrorResponse. */
+export function describeProblem(status: number, problem: ProblemBody): string {
+  const fields = problem.errors?.length ? ` (${problem.errors.join("; ")})` : "";
+  const detail = problem.detail && problem.detail !== problem.title ? `: ${problem.detail}` : "";
+  return `${status} ${problem.title}${detail}${fields}`;
+}
+
+export interface RestClientOptions {
+  /** API base, e.g. https://api.runpod.io; a trailing slash or `/v2` is dropped. */
+  url: string;
+  apiKey: string;
+  log?: Logger;
+  fetch?: typeof fetch;
+  retry?: RetryPolicy;
+  breakers?: CircuitBreakers;
+}
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+export class RestClient {
+  readonly url: string;
+  private readonly doFetch: typeof fetch;
+  private readonly retry: RetryPolicy;
+
+  constructor(private readonly options: RestClientOptions) {
+    this.url = options.url.replace(/\/+$/, "").replace(/\/v2$/, "");
+    this.doFetch = options.fetch ?? fetch;
+    this.retry = options.retry ?? CONNECT_RETRY;
+  }
+
+  listEndpoints(): Promise<RestEndpoint[]> {
+    return this.call<{ endpoints: RestEndpoint[] }>("GET", "/v2/serverless").then((r) => r.endpoints);
+  }
+
+  getEndpoint(id: string): Promise<RestEndpoint> {
+    return this.call("GET", `/v2/serverless/${encodeURIComponent(id)}`);
+  }
+
+  createEndpoint(body: CreateEndpointRequest): Promise<RestEndpoint> {
+    return this.call("POST", "/v2/serverless", body);
+  }
+
+  updateEndpoint(id: string, body: UpdateEndpointRequest): Promise<RestEndpoint> {
+    return this.call("PATCH", `/v2/serverless/${encodeURIComponent(id)}`, body);
+  }
+
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.call("DELETE", `/v2/serverless/${encodeURIComponent(id)}`);
+  }
+
+  listWorkers(id: string): Promise<ListEndpointWorkersResponse> {
+    return this.call("GET", `/v2/serverless/${encodeURIComponent(id)}/workers`);
+  }
+
+  listRegistries(): Promise<Registry[]> {
+    return this.call<{ registries: Registry[] }>("GET", "/v2/registries").then((r) => r.registries);
+  }
+
+  createRegistry(body: { name: string; username: string; password: string }): Promise<Registry> {
+    return this.call("POST", "/v2/registries", body);
+  }
+
+  gpuTypes(): Promise<GpuCatalogType[]> {
+    return this.call<{ gpus: GpuCatalogType[] }>("GET", "/v2/catalog/gpus").then((r) => r.gpus);
+  }
+
+  /**
+   * A worker's log lines (SSE): the last `tail` lines, then, with `follow`, new ones until `signal` aborts.
+   * Without `follow` it returns once the backlog has been read (the stream's first quiet moment).
+   */
+  async workerLogs(
+    endpointId: string,
+    workerId: string,
+    options: {
+      tail?: number;
+      follow?: boolean;
+      signal?: AbortSignal;
+      onEvent: (event: WorkerLogEvent) => void;
+    },
+  ): Promise<void> {
+    const path = `/v2/serverless/${encodeURIComponent(endpointId)}/workers/${encodeURIComponent(workerId)}/logs?tail=${options.tail ?? 100}`;
+    const controller = new AbortController();
+    options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
+    const response = await this.send("GET", path, undefined, controller.signal, "text/event-stream");
+    if (!response.ok) throw await this.errorOf(response, "GET", path);
+    const reader = response.body?.getReader();
+    if (!reader) return;
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let quiet: NodeJS.Timeout | undefined;
+    const settle = () => {
+      clearTimeout(quiet);
+      // The backlog arrives at once; a pause after it means we have it all.
+      if (!options.follow) quiet = setTimeout(() => controller.abort(), 500);
+    };
+    settle();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end = buffer.indexOf("\n\n");
+        while (end >= 0) {
+          const data = buffer
+            .slice(0, end)
+            .split("\n")
+            .filter((line) => line.startsWith("data:"))
+            .map((line) => line.slice(5).trimStart())
+            .join("\n");
+          buffer = buffer.slice(end + 2);
+          if (data) options.onEvent(JSON.parse(data) as WorkerLogEvent);
+          end = buffer.indexOf("\n\n");
+        }
+        settle();
+      }
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+    } finally {
+      clearTimeout(quiet);
+    }
+  }
+
+  private async call<T>(method: Method, path: string, body?: unknown): Promise<T> {
+    const breaker = (this.options.breakers ?? DEFAULT_BREAKERS).for(this.url, this.options.log);
+    const admission = breaker.admit();
+    if (!admission.allowed) {
+      throw new ApiConnectionError(
+        `Circuit breaker open for the API at ${this.url} after ${admission.failures} consecutive failures. Retry in ${Math.ceil(admission.retryInMs / 1000)} seconds.`,
+      );
+    }
+    // A create is not retried on an error answer: the endpoint may exist by then.
+    const idempotent = method !== "POST";
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.send(method, path, body, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+      } catch (err) {
+        if (attempt < this.retry.attempts) {
+          await this.wait(attempt, `${method} ${path}`, reason(err));
+          continue;
+        }
+        breaker.failure();
+        throw new ApiConnectionError(`Failed to connect to the API at ${this.url}: ${reason(err)}`);
+      }
+      if (response.ok) {
+        breaker.success();
+        const text = await response.text();
+        return (text ? JSON.parse(text) : undefined) as T;
+      }
+      if (idempotent && RETRYABLE_STATUS.has(response.status) && attempt < this.retry.attempts) {
+        await response.arrayBuffer().catch(() => undefined);
+        await this.wait(attempt, `${method} ${path}`, `${response.status} ${response.statusText}`);
+        continue;
+      }
+      if (response.status >= 500 || response.status === 429) breaker.failure();
+      else breaker.success();
+      throw await this.errorOf(response, method, path);
+    }
+  }
+
+  private send(
+    method: Method,
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    accept = "application/json",
+  ) {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.options.apiKey}`,
+      Accept: accept,
+      "User-Agent": USER_AGENT,
+    };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return this.doFetch(`${this.url}${path}`, {
+      method,
+      headers,
+      signal,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
+  private async errorOf(response: Response, method: string, path: string): Promise<ApiError> {
+    const text = await response.text().catch(() => "");
+    let problem: ProblemBody = { title: response.statusText || "Error", status: response.status, detail: "" };
+    try {
+      const parsed = JSON.parse(text) as Partial<ProblemBody> & { error?: unknown };
+      problem = {
+        title: typeof parsed.title === "string" ? parsed.title : problem.title,
+        status: response.status,
+        detail:
+          typeof parsed.detail === "string"
+            ? parsed.detail
+            : typeof parsed.error === "string"
+              ? parsed.error
+              : "",
+        ...(Array.isArray(parsed.errors) ? { errors: parsed.errors.map(String) } : {}),
+      };
+    } catch {
+      problem.detail = text.trim().slice(0, 300);
+    }
+    return new ApiError(response.status, method, path, problem);
+  }
+
+  private async wait(attempt: number, what: string, why: string): Promise<void> {
+    const ms = backoffMs(this.retry, attempt);
+    this.options.log?.warn(
+      `${what} attempt ${attempt}/${this.retry.attempts} failed: ${why}. Retrying in ${ms} ms`,
+    );
+    await sleep(ms);
+  }
+}
+
+function reason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const inner = err.cause instanceof Error ? err.cause : undefined;
+  const code = (inner as { code?: unknown } | undefined)?.code;
+  if (inner)
+    return `${inner.message}${typeof code === "string" && !inner.message.includes(code) ? ` (${code})` : ""}`;
+  return err.message;
+}

@@ -1,0 +1,36 @@
+// What the platform's own callers (flash dev, flash serve, tests) create endpoints from, and how it lists them.
+
+/** An endpoint made from a handler file or a worker command. */
+export interface EndpointInit {
+  id?: string;
+  /** "load-balanced": workers serve the app's routes behind /lb/<id>/ instead of taking jobs. */
+  kind?: "queue" | "load-balanced";
+  name?: string;
+  /** Handler file: workers are `flash start <file>` processes. */
+  file?: string;
+  /** Worker argv, instead of `file`. */
+  command?: string[];
+  /** Working directory of the workers (the app directory). */
+  cwd?: string;
+  workers?: [number, number];
+  executionTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxRetries?: number;
+  env?: Record<string, string>;
+}
+
+/** An endpoint as Platform.listEndpoints() describes it. */
+export interface EndpointInfo {
+  id: string;
+  kind: "queue" | "load-balanced";
+  name: string;
+  url: string;
+  workers: [number, number];
+  executionTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxRetries: number;
+  command?: string[];
+  cwd?: string;
+  /** Worker processes the platform runs for it now. */
+  workersRunning: number;
+}

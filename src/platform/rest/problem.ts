@@ -1,0 +1,44 @@
+// REST v2 errors as the document gives them: application/problem+json `{title, status, detail, errors?}`.
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "../../log/index.js";
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  500: "Internal Server Error",
+};
+
+/** An error answer; `errors` lists field-level failures. */
+export class Problem extends Error {
+  override name = "Problem";
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly errors?: string[],
+  ) {
+    super(detail);
+  }
+}
+
+export function sendProblem(reply: FastifyReply, status: number, detail: string, errors?: string[]) {
+  return reply
+    .code(status)
+    .type("application/problem+json")
+    .send({ title: TITLES[status] ?? "Error", status, detail, ...(errors?.length ? { errors } : {}) });
+}
+
+/** The REST routes' error handler: Problems as they are, anything else as a problem body too. */
+export function problemHandler(log: Logger) {
+  return (err: FastifyError & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof Problem) return sendProblem(reply, err.status, err.detail, err.errors);
+    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.message}`);
+    return sendProblem(reply, status, err.message);
+  };
+}

@@ -1,0 +1,145 @@
+// An app's endpoints as REST v2 bodies: GPU groups and types to pools and exclusions, CPU instance names to
+// flavors, the PATCH that restates everything; every body checked against the vendored OpenAPI document.
+import { describe, expect, it } from "vitest";
+import type { ManifestEndpoint } from "../../src/build/index.js";
+import { cpuFlavor, createRequest, gpuSelection, updateRequest } from "../../src/deploy/mapping.js";
+import type { RestEndpoint } from "../../src/deploy/rest-types.js";
+import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
+import { schemaErrors } from "./openapi.js";
+
+const catalog = DEFAULT_GPU_CATALOG;
+const endpoint = (extra: Partial<ManifestEndpoint> = {}): ManifestEndpoint => ({
+  name: "app",
+  id: "app",
+  file: "handler.ts",
+  kind: "queue",
+  routes: [],
+  workers: [0, 2],
+  executionTimeoutMs: 0,
+  maxConcurrency: 1,
+  dependencies: [],
+  ...extra,
+});
+const create = { $ref: "#/components/schemas/CreateEndpointRequest" };
+const update = { $ref: "#/components/schemas/UpdateEndpointRequest" };
+
+describe("GPU selection", () => {
+  it("ANY is every pool; a group is its pool; types are their pools less the pool's other cards", () => {
+    expect(gpuSelection(["any"], catalog, "x").pools).toEqual(
+      [...new Set(catalog.flatMap((g) => (g.pool ? [g.pool] : [])))].sort(),
+    );
+    expect(gpuSelection(["ADA_24"], catalog, "x")).toEqual({ pools: ["ADA_24"] });
+    expect(gpuSelection(["NVIDIA L40", "NVIDIA GeForce RTX 4090"], catalog, "x")).toEqual({
+      pools: ["ADA_24", "ADA_48_PRO"],
+      excludedTypes: ["NVIDIA L40S", "NVIDIA RTX 6000 Ada Generation"],
+    });
+    // a pool chosen whole keeps all its cards even when one of them is also named
+    expect(gpuSelection(["ADA_48_PRO", "NVIDIA L40"], catalog, "x")).toEqual({ pools: ["ADA_48_PRO"] });
+  });
+
+  it("a type the catalog lacks, or one in no serverless pool, is named in the error", () => {
+    expect(() => gpuSelection(["NVIDIA X1"], catalog, "app")).toThrow(
+      'Endpoint app: unknown GPU type or pool "NVIDIA X1": GET /v2/catalog/gpus lists no such GPU',
+    );
+    const poolless = catalog.map((g) => (g.id === "NVIDIA B200" ? { ...g, pool: null } : g));
+    expect(() => gpuSelection(["NVIDIA B200"], poolless, "app")).toThrow(
+      'Endpoint app: GPU type "NVIDIA B200" is in no serverless pool',
+    );
+  });
+});
+
+describe("CPU flavors", () => {
+  it("cpu5c-4-8 is flavor cpu5c with 4 vCPUs; vCPUs must be a power of two", () => {
+    expect(cpuFlavor("cpu5c-4-8", "x")).toEqual({ id: "cpu5c", vcpuCount: 4 });
+    expect(() => cpuFlavor("cpu5c-3-6", "app")).toThrow(
+      'Endpoint app: cpu "cpu5c-3-6" asks for 3 vCPUs; the API takes a power of two from 2 (2, 4, 8, 16, …), e.g. cpu5c-4-6',
+    );
+  });
+});
+
+describe("CreateEndpointRequest and UpdateEndpointRequest", () => {
+  it("every kind of endpoint maps to a body the document accepts", () => {
+    const bodies = [
+      createRequest({ endpoint: endpoint(), image: "r.io/a:1", catalog }),
+      createRequest({
+        endpoint: endpoint({
+          gpu: ["NVIDIA L40"],
+          minCudaVersion: "12.4",
+          idleTimeout: 30,
+          flashboot: "FLASHBOOT",
+          volume: "vol1",
+          executionTimeoutMs: 90_000,
+          env: { A: "1" },
+        }),
+        image: "r.io/a:1",
+        catalog,
+        args: "handler.ts",
+        registry: "reg1",
+      }),
+      createRequest({ endpoint: endpoint({ cpu: ["cpu5c-4-8", "cpu5g-8-32"] }), image: "r.io/a:1" }),
+      createRequest({
+        endpoint: endpoint({ kind: "load-balanced", routes: [{ method: "GET", path: "/x" }] }),
+        image: "r.io/a:1",
+        catalog,
+      }),
+    ];
+    for (const body of bodies) expect(schemaErrors(create, body), JSON.stringify(body)).toEqual([]);
+    expect(bodies[1]).toMatchObject({
+      gpu: {
+        pools: ["ADA_48_PRO"],
+        excludedTypes: ["NVIDIA L40S", "NVIDIA RTX 6000 Ada Generation"],
+        minCudaVersion: "12.4",
+      },
+      workers: { min: 0, max: 2, idleTimeout: 30 },
+      timeout: 90_000,
+      flashboot: "FLASHBOOT",
+      networkVolumes: ["vol1"],
+      env: { A: "1" },
+    });
+    expect(bodies[2]?.cpu).toEqual([
+      { id: "cpu5c", vcpuCount: 4 },
+      { id: "cpu5g", vcpuCount: 8 },
+    ]);
+    expect(bodies[3]).toMatchObject({
+      type: "LOAD_BALANCER",
+      scaling: { type: "REQUEST_COUNT" },
+      env: { PORT: "80", PORT_HEALTH: "80" },
+    });
+  });
+
+  it("the PATCH restates the endpoint and clears what the app dropped; type and compute cannot change", () => {
+    const existing: RestEndpoint = {
+      id: "ep1",
+      name: "app",
+      type: "QUEUE",
+      image: "r.io/a:1",
+      registry: "reg1",
+      gpu: { pools: ["ADA_24"], count: 1, minCudaVersion: "12.1", allowedCudaVersions: [] },
+      workers: { min: 0, max: 1 },
+      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+      dataCenterIds: [],
+      networkVolumes: ["vol1"],
+      timeout: 60_000,
+      flashboot: "FLASHBOOT",
+      createdAt: "2026-01-01T00:00:00Z",
+    };
+    const wanted = createRequest({ endpoint: endpoint(), image: "r.io/a:2", catalog });
+    const patch = updateRequest(existing, wanted);
+    expect(schemaErrors(update, patch)).toEqual([]);
+    expect(patch).toMatchObject({
+      image: "r.io/a:2",
+      networkVolumes: [],
+      registry: null,
+      timeout: 300_000,
+      flashboot: "OFF",
+      gpu: { minCudaVersion: "" },
+    });
+    expect(patch).not.toHaveProperty("type");
+    expect(() => updateRequest({ ...existing, type: "LOAD_BALANCER" }, wanted)).toThrow(
+      "Endpoint app: an endpoint of that name (ep1) exists as LOAD_BALANCER, and this app's is QUEUE; the type of an endpoint cannot change.",
+    );
+    expect(() =>
+      updateRequest({ ...existing, gpu: null, cpu: [{ id: "cpu5c", vcpuCount: 2, memory: 4 }] }, wanted),
+    ).toThrow("runs on CPUs, and this app's on GPUs; the compute of an endpoint cannot change");
+  });
+});
