@@ -1,4 +1,5 @@
 // --rp_serve_api: the local platform and this process's handler as its worker, as runpod-python users expect.
+import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { flash, freePort } from "../process.js";
 
@@ -41,4 +42,53 @@ describe("--rp_serve_api", () => {
       expect(await server.exited).toBe(0);
     });
   }
+
+  it("the handler sees the request's webhook and s3Config, as on the platform", async () => {
+    const hooks: unknown[] = [];
+    const receiver = createServer((req, res) => {
+      let text = "";
+      req.on("data", (c: Buffer) => {
+        text += c.toString();
+      });
+      req.on("end", () => {
+        hooks.push(JSON.parse(text));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const webhook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "test/fixtures/job-fields.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+      "--api-key",
+      "k1",
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      const s3Config = {
+        accessId: "AK",
+        accessSecret: "SK",
+        bucketName: "out",
+        endpointUrl: "http://127.0.0.1:9",
+      };
+      const answer = await fetch(`http://127.0.0.1:${port}/v2/local/runsync`, {
+        method: "POST",
+        headers: { Authorization: "Bearer k1", "Content-Type": "application/json" },
+        body: JSON.stringify({ input: {}, webhook, s3Config }),
+      });
+      const body = (await answer.json()) as { status: string; output: unknown };
+      expect(body.status).toBe("COMPLETED");
+      expect(body.output).toEqual({ fields: { webhook, s3Config } });
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      receiver.close();
+    }
+    // The platform delivered the webhook as well; the worker only saw it.
+    expect(hooks).toHaveLength(1);
+  });
 });
