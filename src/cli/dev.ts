@@ -10,6 +10,7 @@ import {
   newApiKey,
   type Platform,
   startPlatform,
+  WORKER_STOP_GRACE_MS,
 } from "../platform/index.js";
 import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
 import { findHandlerFile } from "./load.js";
@@ -96,6 +97,23 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on("SIGINT", on);
     process.on("SIGTERM", on);
   });
+}
+
+/**
+ * Waits for Ctrl-C (or SIGTERM), then closes the platform: jobs in flight get the grace period, and a
+ * second signal kills the workers at once.
+ */
+export async function closeOnSignal(platform: Platform, log: Logger, before?: () => void): Promise<void> {
+  const signal = await untilSignal();
+  log.info(
+    `${signal} received; stopping workers and the platform (jobs in flight get up to ${WORKER_STOP_GRACE_MS / 1000} s; press Ctrl-C again to stop them now)`,
+  );
+  void untilSignal().then((again) => {
+    log.warn(`${again} received again; killing the workers now`);
+    platform.killWorkers();
+  });
+  before?.();
+  await platform.close();
 }
 
 /** Restarts the endpoint's workers when a source file in the handler's directory changes. */
@@ -194,9 +212,8 @@ export async function run(args: string[]): Promise<number> {
       "",
     ].join("\n"),
   );
-  const signal = await untilSignal();
-  log.child({ subject: "dev" }).info(`${signal} received; stopping workers and the platform`);
-  for (const stop of stops) stop();
-  await platform.close();
+  await closeOnSignal(platform, log.child({ subject: "dev" }), () => {
+    for (const stop of stops) stop();
+  });
   return 0;
 }

@@ -1,7 +1,13 @@
 import { ConfigError } from "../config/index.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { consoleUrl, containerOptions, type LocalPlatformArgs, parseLocalArgs, untilSignal } from "./dev.js";
+import {
+  closeOnSignal,
+  consoleUrl,
+  containerOptions,
+  type LocalPlatformArgs,
+  parseLocalArgs,
+} from "./dev.js";
 
 export const summary = "the local platform alone: workers started elsewhere point their env at it";
 
@@ -43,8 +49,6 @@ export async function run(args: string[]): Promise<number> {
     lines.push(`Ready. Try: ${curlCommand(platform, id, '{"input":{}}')}`);
   }
   process.stdout.write(`${lines.join("\n")}\n`);
-  const signal = await untilSignal();
-  log.child({ subject: "serve" }).info(`${signal} received; stopping the platform`);
-  await platform.close();
+  await closeOnSignal(platform, log.child({ subject: "serve" }));
   return 0;
 }

@@ -53,6 +53,8 @@ export interface WorkerRecord {
   draining?: boolean;
   /** Held jobs its pings have left out, and how many pings in a row. */
   unreported: Map<JobRecord, number>;
+  /** Jobs stopped from the platform side (cancel, timeout), by id: when, until its next job-stop poll shows it alive. */
+  stoppedAt: Map<string, number>;
 }
 
 /** Counters /health reports. */
@@ -94,6 +96,7 @@ export class EndpointState {
         stops: [],
         idleSince: now,
         unreported: new Map(),
+        stoppedAt: new Map(),
       };
       this.workers.set(id, worker);
     }

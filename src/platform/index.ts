@@ -8,4 +8,10 @@ export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
 export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
 export { WorkerPool } from "./pool.js";
 export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
-export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
+export {
+  defaultWorkerCommand,
+  type Platform,
+  type PlatformOptions,
+  startPlatform,
+  WORKER_STOP_GRACE_MS,
+} from "./server.js";

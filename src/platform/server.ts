@@ -77,7 +77,12 @@ export interface Platform {
   workerEnv(endpointId: string, workerId: string): Record<string, string>;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
   close(): Promise<void>;
+  /** Kills every worker process now, without the grace period close() gives jobs in flight. */
+  killWorkers(): void;
 }
+
+/** How long a stopped worker may finish its jobs before it is killed (the runtime's own grace period). */
+export const WORKER_STOP_GRACE_MS = 30_000;
 
 /**
  * `node <flash> start <file>`: the built CLI when there is one (worker threads need no loader there),
@@ -138,7 +143,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
-  const lb = new LbEndpoints({ log, workerCommand, stopGraceMs: options.workerStopGraceMs ?? 30_000 });
+  const lb = new LbEndpoints({
+    log,
+    workerCommand,
+    stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+  });
   await app.register(lbProxy, { ctx, endpoints: lb });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
@@ -210,7 +219,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
             scheduler,
             workerEnv: (workerId) => workerEnv(config.id, workerId),
             log,
-            stopGraceMs: options.workerStopGraceMs ?? 30_000,
+            stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
           }),
         );
       }
@@ -239,7 +248,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       scheduler,
       workerEnv: (workerId) => workerEnv(endpoint.id, workerId),
       log,
-      stopGraceMs: options.workerStopGraceMs ?? 30_000,
+      stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
     });
   const restHost: RestHost = {
     baseUrl: () => baseUrl,
@@ -339,6 +348,10 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     createLbEndpoint,
     lb,
     workerEnv,
+    killWorkers() {
+      for (const pool of pools.values()) pool.killAll();
+      for (const endpoint of lb.list()) endpoint.killAll();
+    },
     close() {
       closing ??= (async () => {
         scheduler.close();

@@ -66,3 +66,9 @@ export function terminate(child: ChildProcess, exited: Promise<unknown>, graceMs
   killer.unref();
   void exited.then(() => clearTimeout(killer));
 }
+
+/** SIGKILL now: the user asked a second time, or the worker cannot run its drain. */
+export function kill(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  signal(child, "SIGKILL");
+}
