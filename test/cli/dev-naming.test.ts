@@ -48,7 +48,7 @@ describe("flash dev: names, workers and the first curl", { timeout: 90_000 }, ()
       expect(await missing.json()).toEqual({ error: "No route GET /nope on endpoint 'Summary API'" });
       // The declared workers, [0, 2], not a dev default.
       const endpoints = (await (
-        await fetch(`${base}/endpoints`, { headers: { authorization: `Bearer ${KEY}` } })
+        await fetch(`${base}/console/api/endpoints`, { headers: { authorization: `Bearer ${KEY}` } })
       ).json()) as Array<{ id: string; workers: [number, number] }>;
       expect(endpoints.find((e) => e.id === "summary-api")?.workers).toEqual([0, 2]);
     } finally {
