@@ -1,5 +1,5 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
-// health, purgeQueue), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+// health, purgeQueue; get/post/put/patch/delete on load-balanced routes), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 export {
   type Admission,
   BREAKER_DEFAULTS,
@@ -34,6 +34,7 @@ export {
   type JobStatus,
   MAX_PAYLOAD_BYTES,
   POLL_BACKOFF,
+  type RouteMethod,
   type WaitOptions,
 } from "./endpoint.js";
 export {
@@ -42,6 +43,7 @@ export {
   EndpointConnectionError,
   EndpointError,
   EndpointHttpError,
+  EndpointKindError,
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
