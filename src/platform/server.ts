@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
@@ -31,6 +32,11 @@ export interface PlatformOptions {
   port?: number;
   /** The key clients (Bearer) and workers (raw) must send; generated when not given. */
   apiKey?: string;
+  /**
+   * runpod-python's local API server paths (`/run`, `/runsync`, `/status/<id>`, `/stream/<id>`, …) at the
+   * root, for this endpoint; without a key while the platform listens on loopback only.
+   */
+  rootEndpoint?: string;
   logger?: Logger;
   /** How long finished jobs stay visible (default /run 30 min, /runsync 1 min). */
   retention?: Partial<Retention>;
@@ -80,6 +86,10 @@ export interface Platform {
   /** Kills every worker process now, without the grace period close() gives jobs in flight. */
   killWorkers(): void;
 }
+
+/** The client paths runpod-python's local API server answers at its root (`--rp_serve_api`). */
+const RUNPOD_PYTHON_PATHS =
+  /^\/(run|runsync|health|purge-queue|(status|status-sync|stream|cancel|retry)\/[^/?]+)\/?(\?|$)/;
 
 /** How long a stopped worker may finish its jobs before it is killed (the runtime's own grace period). */
 export const WORKER_STOP_GRACE_MS = 30_000;
@@ -134,7 +144,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
   };
 
-  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl: lbHostRewrite });
+  const rootEndpoint = options.rootEndpoint;
+  const keyless = isLoopback(bindHost);
+  const rewriteUrl = (req: IncomingMessage): string => {
+    const url = lbHostRewrite(req);
+    if (rootEndpoint === undefined || url !== req.url || !RUNPOD_PYTHON_PATHS.test(url)) return url;
+    // Its users send no key (runpod-python's server has none); only loopback callers can reach it so.
+    if (keyless && req.headers.authorization === undefined) req.headers.authorization = `Bearer ${apiKey}`;
+    return `/v2/${rootEndpoint}${url}`;
+  };
+  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl });
   app.setErrorHandler(errorHandler(platformLog));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),

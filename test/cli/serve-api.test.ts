@@ -91,4 +91,61 @@ describe("--rp_serve_api", () => {
     // The platform delivered the webhook as well; the worker only saw it.
     expect(hooks).toHaveLength(1);
   });
+
+  it("runpod-python's paths at the root, without a key on loopback: /runsync, /run, /status/<id>, /stream/<id>", async () => {
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "examples/stream/handler.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      expect(server.stdout.join("\n")).toContain(
+        `runpod-python's paths answer too: http://127.0.0.1:${port}/run, /runsync, /status/<id>, /stream/<id> (no key needed on loopback)`,
+      );
+      // As its users type it: `curl localhost:8000/runsync -d '{"input": ...}'`.
+      const root = (path: string, body?: unknown) =>
+        fetch(`http://127.0.0.1:${port}${path}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: body === undefined ? {} : { "Content-Type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const sync = await root("/runsync", { input: { text: "a b" } });
+      expect(sync.status).toBe(200);
+      expect(await sync.json()).toMatchObject({
+        status: "COMPLETED",
+        output: [{ token: "a" }, { token: "b" }],
+      });
+      const job = (await (await root("/run", { input: { text: "x y" } })).json()) as { id: string };
+      let status = "";
+      let chunks: unknown[] = [];
+      for (let i = 0; i < 100 && status !== "COMPLETED"; i++) {
+        const stream = (await (await root(`/stream/${job.id}`)).json()) as {
+          status: string;
+          stream: Array<{ output: unknown }>;
+        };
+        chunks = chunks.concat(stream.stream.map((c) => c.output));
+        status = stream.status;
+      }
+      expect(chunks).toStrictEqual([{ token: "x" }, { token: "y" }]);
+      expect(await (await root(`/status/${job.id}`)).json()).toMatchObject({
+        id: job.id,
+        status: "COMPLETED",
+      });
+      // A wrong key is still refused, and the console and worker routes keep theirs.
+      const wrongKey = await fetch(`http://127.0.0.1:${port}/runsync`, {
+        method: "POST",
+        headers: { Authorization: "Bearer nope", "Content-Type": "application/json" },
+        body: '{"input": {}}',
+      });
+      expect(wrongKey.status).toBe(401);
+      expect((await root("/console/api/endpoints")).status).toBe(401);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+  });
 });
