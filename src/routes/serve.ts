@@ -23,16 +23,6 @@ function signalled(): { stop: Promise<string>; dispose(): void } {
   return { stop, dispose };
 }
 
-/** Stray errors from route code are logged, not fatal: one bad request must not take the worker down. */
-function guardProcess(log: Logger): void {
-  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
-  process.on("unhandledRejection", (reason) =>
-    log.error(
-      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
-    ),
-  );
-}
-
 /**
  * Load-balanced mode: serve the endpoint's routes on `config.port`, `/ping` 204 while the onStart hooks
  * run and 200 once ready; on SIGTERM stop taking requests and let in-flight ones finish within the grace period.
@@ -54,7 +44,6 @@ export async function serveEndpoint(
   }
   const signals = options.stop ? undefined : signalled();
   const stop = options.stop ?? signals!.stop;
-  guardProcess(lbLog);
   const server = createRouteServer(endpoint, { log: lbLog });
   try {
     await server.app.listen({ host: config.host, port: config.port });

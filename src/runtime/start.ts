@@ -1,6 +1,7 @@
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { createLogger, type Logger } from "../log/index.js";
+import { logStrayErrors } from "../log/stray.js";
 import { VERSION } from "../version.js";
 import { type App, registry } from "./registry.js";
 
@@ -13,22 +14,11 @@ export interface StartOptions {
   oneShot?: boolean;
 }
 
-/** Keeps a queue worker alive through stray errors from handler code; they are logged, not fatal. */
-function guardProcess(log: Logger): void {
-  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
-  process.on("unhandledRejection", (reason) =>
-    log.error(
-      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
-    ),
-  );
-}
-
 async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logger): Promise<number> {
   // Loaded on demand so the one-shot path stays light.
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
   const { QueueWorker } = await import("../worker/worker.js");
-  guardProcess(log);
   const workerLog = log.child({ subject: "worker" });
   const client = createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (worker-protocol §10): before the heartbeat and the first take; a failure exits 1.
@@ -78,6 +68,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
+  logStrayErrors(log);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());

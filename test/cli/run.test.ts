@@ -94,6 +94,21 @@ describe("flash run", () => {
     expect(stderr).toMatch(/handler\.ts:2:\d+/);
   });
 
+  it("stray errors (an unawaited rejection, a throw in a timer) are logged, and the job still completes", async () => {
+    const { code, stdout } = await flashRun([
+      "run",
+      "test/fixtures/stray-rejection.ts",
+      "--test-input",
+      '{"input": {}}',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /\| ERROR \| .* \| Unhandled rejection \| Error: stray rejection from the handler\n\s+at /,
+    );
+    expect(stdout).toMatch(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
+    expect(stdout).toContain('Job result: {"output":{"answered":true}}');
+  });
+
   it("input missing or null: exit 1 with runpod-python's message", async () => {
     const { code, stdout } = await flashRun([
       "run",

@@ -148,4 +148,33 @@ describe("--rp_serve_api", () => {
       expect(await server.exited).toBe(0);
     }
   });
+
+  it("a queue worker logs stray errors from handler code as flash run does, and keeps taking jobs", async () => {
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "test/fixtures/stray-rejection.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(`http://127.0.0.1:${port}/runsync`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: '{"input": {}}',
+        });
+        expect(await answer.json()).toMatchObject({ status: "COMPLETED", output: { answered: true } });
+      }
+      await server.waitForLine(
+        /\| ERROR \| .* \| Unhandled rejection \| Error: stray rejection from the handler/,
+      );
+      await server.waitForLine(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+  });
 });
