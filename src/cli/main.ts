@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   endpoints: () => import("./endpoints.js"),
   logs: () => import("./logs.js"),
   doctor: () => import("./doctor.js"),
+  image: () => import("./image.js"),
 };
 
 function usage(): string {
@@ -48,6 +49,8 @@ function usage(): string {
     "  logs ENDPOINT [--worker ID] [--follow]",
     "                                   a deployed endpoint's worker logs",
     "  doctor [file] [--json]           run every fitness check (system, GPU, the file's own) and list the GPUs",
+    "  image build [-t TAG] [DIR] | image run [-e K=V] IMAGE [ARG...]",
+    "                                   docker build / docker run with buildah: ENTRYPOINT, CMD, signals kept",
     "",
     "The API is https://api.runpod.io unless --api-url or RUNPOD_API_URL names another (flash serve's, say).",
   ].join("\n");

@@ -3,7 +3,7 @@
 // loaded — on this Node, and on every Node named in FLASH_TEST_NODES (paths, `:`-separated; CI passes the
 // Node the images ship).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,11 +31,17 @@ describe(
 
     beforeAll(() => {
       dir = mkdtempSync(join(tmpdir(), "flash-pkg-"));
-      const out = execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], {
-        cwd: ROOT,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "ignore"],
-      });
+      // As the README's Start a project says: the tarball kept in the project's vendor/.
+      mkdirSync(join(dir, "vendor"));
+      const out = execFileSync(
+        "npm",
+        ["pack", "--json", "--ignore-scripts", "--pack-destination", join(dir, "vendor")],
+        {
+          cwd: ROOT,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "ignore"],
+        },
+      );
       const [{ filename }] = JSON.parse(out) as [{ filename: string }];
       // A user's project as npm makes it: `npm init -y` writes "type": "commonjs".
       execFileSync("npm", ["init", "-y"], { cwd: dir, stdio: "ignore" });
@@ -45,7 +51,7 @@ describe(
       writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2));
       const installed = spawnSync(
         "npm",
-        ["install", "--no-audit", "--no-fund", "--prefer-offline", `./${filename}`],
+        ["install", "--no-audit", "--no-fund", "--prefer-offline", `./vendor/${filename}`],
         { cwd: dir, encoding: "utf8" },
       );
       installLog = installed.stdout + installed.stderr;
@@ -87,6 +93,27 @@ describe(
         type: "commonjs",
       });
       expect(installLog).not.toMatch(/EBADENGINE|install-scripts/);
+    });
+
+    it("the image's `npm ci --omit=dev` installs it from what the README's Dockerfile copies", () => {
+      expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).dependencies).toEqual({
+        "flash-worker": expect.stringMatching(/^file:vendor\/flash-worker-[\d.]+\.tgz$/),
+      });
+      // COPY package.json package-lock.json ./ and COPY vendor ./vendor, then RUN npm ci --omit=dev.
+      const context = mkdtempSync(join(tmpdir(), "flash-ctx-"));
+      try {
+        for (const file of ["package.json", "package-lock.json"])
+          cpSync(join(dir, file), join(context, file));
+        cpSync(join(dir, "vendor"), join(context, "vendor"), { recursive: true });
+        const ci = spawnSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"], {
+          cwd: context,
+          encoding: "utf8",
+        });
+        expect(ci.status, ci.stdout + ci.stderr).toBe(0);
+        expect(existsSync(join(context, "node_modules", "flash-worker", "dist", "index.js"))).toBe(true);
+      } finally {
+        rmSync(context, { recursive: true, force: true });
+      }
     });
 
     const run = (node: string, args: string[], cwd = dir) =>
