@@ -23,6 +23,8 @@ export interface EndpointConfig {
   launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;
+  /** The handler's test_input.json (a job body with "input"), for the console's playground. */
+  sample?: string;
 }
 
 export const ENDPOINT_DEFAULTS = {

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
@@ -398,8 +398,9 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
   if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
     throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
   }
-  const command =
-    init.command ?? (init.file ? workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
+  const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
+  const command = init.command ?? (file ? workerCommand(file) : undefined);
+  const sample = file ? sampleJob(file) : undefined;
   return {
     id,
     name: init.name ?? id,
@@ -410,5 +411,18 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     ...(command ? { command } : {}),
     ...(init.cwd ? { cwd: init.cwd } : {}),
     env: init.env ?? {},
+    ...(sample ? { sample } : {}),
   };
+}
+
+/** test_input.json beside the handler, pretty-printed, when it is a job body (an object with "input"). */
+function sampleJob(file: string): string | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dirname(file), "test_input.json"), "utf8")) as unknown;
+    if (typeof parsed === "object" && parsed !== null && "input" in parsed)
+      return JSON.stringify(parsed, null, 2);
+  } catch {
+    // None, or not JSON: the playground starts from its default body.
+  }
+  return undefined;
 }

@@ -248,6 +248,11 @@ describe("console in a browser", () => {
     expect(page.url()).toBe(`${platform.url}/`);
 
     await page.click('nav.tabs [data-tab="playground"]');
+    // A fresh browser: the body starts as the endpoint's test_input.json.
+    await page.selectOption("#pg-endpoint", "echo");
+    expect(JSON.parse(await page.inputValue("#pg-body"))).toEqual({
+      input: { name: "flash", message: "hello" },
+    });
     await page.selectOption("#pg-endpoint", "chat");
     await page.fill("#chat-input", "hello from the console");
     await page.click("#chat-send");
