@@ -3,11 +3,14 @@ import { type FitnessCheckFn, registerFitnessCheck } from "./fitness/registry.js
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
-import type { RemoteClass, RemoteFunction } from "./payload/remote.js";
+import type { PyType } from "./payload/pytypes.js";
+import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
+import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
-import { registry } from "./runtime/registry.js";
+import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
 
+export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
 export {
   DownloadError,
   type DownloadedFile,
@@ -46,14 +49,14 @@ export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./j
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
 export type { Logger, LogLevel } from "./log/index.js";
+export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
-export {
-  Endpoint,
-  type EndpointHandlerDefinition,
-  type RouteArgs,
-  type RouteFn,
-  type RouteRequest,
-  type StartHook,
+export type {
+  EndpointHandlerDefinition,
+  RouteArgs,
+  RouteFn,
+  RouteRequest,
+  StartHook,
 } from "./routes/endpoint.js";
 export { GpuGroup, GpuType } from "./routes/gpu.js";
 export {
@@ -75,6 +78,17 @@ export {
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
 export { VERSION } from "./version.js";
+
+/**
+ * A serverless endpoint in code (see the README, "Load-balanced endpoints"). Declaring routes or a queue
+ * handler records it as the file's app, for `flash start/dev/build` and `start(endpoint)`; unlike
+ * handler() and remote(), it never starts a server by itself when the file is the program.
+ */
+export class Endpoint extends EndpointDeclaration {
+  protected override declared(): void {
+    registry().app = this;
+  }
+}
 
 /**
  * Registers the worker's handler and, when this file is the program (`node handler.js`), starts the
@@ -103,6 +117,18 @@ export function handler<I = unknown, O = unknown>(
 export interface RemoteOptions {
   /** Parameter names, so Python keyword arguments reach the right positions. */
   params?: readonly string[];
+  /**
+   * Python types of the parameters (by the names in `params`) and of `return`, as Python annotates them:
+   * "float", "int", "list[float]", "dict[str, float]", "tuple[int, str]", "float | None", or
+   * `{ field: type }` for a dict of known fields. Arguments are checked against them; declared floats go
+   * back to Python as float even when whole (`3` → `3.0`).
+   */
+  types?: Readonly<Record<string, PyType>>;
+  /**
+   * Pass-through functions: arguments exactly as decoded, so an integral float (1.0) is a PyFloat and goes
+   * back as float. By default every Python float arrives as a plain number.
+   */
+  exact?: boolean;
 }
 
 /**
@@ -121,7 +147,12 @@ export function remote(
     throw new TypeError(`remote("${name}", fn): fn must be a function or a class`);
   const reg = registry();
   if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
-  reg.remotes.set(name, options.params ? { target, params: options.params } : target);
+  const entry: RemoteEntry = { target };
+  if (options.params) entry.params = options.params;
+  if (options.types) entry.types = options.types;
+  if (options.exact) entry.exact = true;
+  declaredTypes(name, entry);
+  reg.remotes.set(name, entry);
   scheduleAutoStart();
 }
 
@@ -138,12 +169,20 @@ export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {
   handler: HandlerFn<I, O>;
 }
 
-/** The explicit form: start the runtime now with this handler; resolves when it stops. */
-export async function start<I = unknown, O = unknown>(config: StartConfig<I, O>): Promise<void> {
-  const { handler: fn, ...options } = config;
-  const definition = defineHandler(fn, options) as HandlerDefinition;
+/**
+ * The explicit form: start the runtime now with this handler, or with this Endpoint (its routes on
+ * `PORT`, or its queue handler); resolves when it stops.
+ */
+export async function start<I = unknown, O = unknown>(config: StartConfig<I, O> | Endpoint): Promise<void> {
+  let app: App;
+  if (config instanceof EndpointDeclaration) {
+    app = config;
+  } else {
+    const { handler: fn, ...options } = config;
+    app = defineHandler(fn, options) as HandlerDefinition;
+  }
   const reg = registry();
-  reg.app = definition;
+  reg.app = app;
   reg.managed = true;
-  process.exitCode = await startApp(definition);
+  process.exitCode = await startApp(app);
 }

@@ -2,8 +2,8 @@
 // and gets the return values back as cloudpickle, with the same values and types.
 import { remote } from "flash-worker";
 
-/** Returns its argument unchanged: any value makes the round trip Python → TypeScript → Python. */
-remote("echo", (value: unknown) => value);
+/** Returns its argument unchanged: exact keeps every Python type (1.0 stays a float) on the round trip. */
+remote("echo", (value: unknown) => value, { exact: true });
 
 remote(
   "add",
@@ -14,10 +14,20 @@ remote(
   },
 );
 
-remote("describe", async (values: number[]) => {
-  const sum = values.reduce((s, v) => s + Number(v), 0);
-  return { count: values.length, sum, mean: values.length ? sum / values.length : null };
+/** Declared types: Python gets floats back, [0.5, 1.0] for scale([1, 2], 0.5), and a str for k is refused. */
+remote("scale", (xs: number[], k: number) => xs.map((x) => x * k), {
+  params: ["xs", "k"],
+  types: { xs: "list[float]", k: "float", return: "list[float]" },
 });
+
+remote(
+  "describe",
+  async (values: number[]) => {
+    const sum = values.reduce((s, v) => s + v, 0);
+    return { count: values.length, sum, mean: values.length ? sum / values.length : null };
+  },
+  { params: ["values"], types: { values: "list[float]", return: { sum: "float", mean: "float | None" } } },
+);
 
 /** Class mode: Python keeps an instance by instance_id and calls its methods. */
 class Counter {
@@ -26,6 +36,7 @@ class Counter {
     this.count = start;
   }
   increment(by = 1): number {
+    console.log(`increment by ${by}`);
     this.count += by;
     return this.count;
   }

@@ -1,5 +1,7 @@
-/** A build that cannot go on; the message says what to change (DESIGN §4.4: tests assert it). */
-export class BuildError extends Error {
+import { FlashError } from "../errors.js";
+/** A build that cannot go on; the message says what to change (docs/design.md §4.4: tests assert it). */
+export class BuildError extends FlashError {
+  readonly code = "BUILD_FAILED";
   override name = "BuildError";
 }
 

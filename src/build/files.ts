@@ -1,4 +1,4 @@
-// Which project files ship: everything but the .gitignore patterns and the built-in ignores (flash-toolkit §8.1).
+// Which project files ship: everything but the .gitignore patterns and the built-in ignores (docs/toolkit.md §8.1).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";

@@ -1,4 +1,4 @@
-// The local-import check (flash-toolkit §8.1): every relative import of shipped code must land on a shipped file.
+// The local-import check (docs/toolkit.md §8.1): every relative import of shipped code must land on a shipped file.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, posix } from "node:path";
 import { BuildError } from "./errors.js";

@@ -1,8 +1,8 @@
-// `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (flash-toolkit §8.1).
+// `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (docs/toolkit.md §8.1).
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
-import { findHandlerFile } from "../cli/load.js";
 import type { Logger } from "../log/index.js";
+import { findHandlerFile } from "../runtime/load.js";
 import { VERSION } from "../version.js";
 import { writeArchive } from "./archive.js";
 import {

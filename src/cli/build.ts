@@ -1,27 +1,19 @@
 import { relative } from "node:path";
-import { BuildError, buildArtifact, formatSize } from "../build/index.js";
+import { buildArtifact, formatSize } from "../build/index.js";
 import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { EndpointConfigError } from "../routes/settings.js";
-import { LoadError } from "./load.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
-export const summary = "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)";
-
-/** Errors the user fixes in their project or command line: printed as one `✗` message, no stack. */
-export function isUserError(err: unknown): err is Error {
-  return (
-    err instanceof BuildError ||
-    err instanceof ConfigError ||
-    err instanceof LoadError ||
-    err instanceof EndpointConfigError
-  );
-}
+export const spec: CommandSpec = {
+  name: "build",
+  args: "[files...]",
+  summary: "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)",
+  options: [NODE_VERSION_OPTION],
+};
 
 /** `flash build [entry files...] [--node-version V]` */
 export async function run(args: string[]): Promise<number> {
   try {
-    const { config, positional } = parseToolkitArgs("build", args, ["--node-version"]);
+    const { config, positional } = parseCommandArgs(spec, args);
     const log = toolkitLogger().child({ subject: "build" });
     const result = await buildArtifact({
       entries: positional,

@@ -1,43 +1,39 @@
-import { ApiKeyError, CredentialsFileError } from "../client/credentials.js";
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
-import { ContainerToolError, NoContainerToolError } from "../containers/tool.js";
 import { connectApi } from "../deploy/connect.js";
-import { DeployError, deployApp } from "../deploy/deploy.js";
-import { ImageError } from "../deploy/image.js";
-import { EndpointMappingError } from "../deploy/mapping.js";
-import { ApiConnectionError } from "../deploy/rest-client.js";
-import { isUserError } from "./build.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { deployApp } from "../deploy/deploy.js";
+import {
+  API_OPTIONS,
+  type CommandSpec,
+  fail,
+  isDeployError,
+  NODE_VERSION_OPTION,
+  parseCommandArgs,
+} from "./options.js";
 
-export const summary =
-  "build the app's image, push it, and create or update its endpoints through RunPod's REST API v2";
-
-export const options = [
-  "--image",
-  "--api-url",
-  "--api-key",
-  "--base-image",
-  "--tls-verify",
-  "--registry-auth",
-  "--node-version",
-  "--container-tool",
-];
-
-/** Errors whose message is the whole story: printed as one `✗` line. */
-export function isDeployError(err: unknown): err is Error {
-  return (
-    isUserError(err) ||
-    err instanceof DeployError ||
-    err instanceof EndpointMappingError ||
-    err instanceof ImageError ||
-    err instanceof NoContainerToolError ||
-    err instanceof ContainerToolError ||
-    err instanceof ApiConnectionError ||
-    err instanceof ApiKeyError ||
-    err instanceof CredentialsFileError
-  );
-}
+export const spec: CommandSpec = {
+  name: "deploy",
+  args: "[files...]",
+  summary: "build the app's image, push it, and create or update its endpoints through RunPod's REST API v2",
+  options: [
+    { flag: "--image", value: "REGISTRY/NAME:TAG", help: "where the app's image is pushed (required)" },
+    ...API_OPTIONS,
+    {
+      flag: "--base-image",
+      value: "IMAGE",
+      help: "the image the app's image builds on (default flash-worker's)",
+    },
+    {
+      flag: "--tls-verify",
+      value: "true|false",
+      optionalValue: true,
+      help: "check the registry's TLS certificate (default true)",
+    },
+    { flag: "--registry-auth", help: "give the endpoints the registry credentials the push used" },
+    NODE_VERSION_OPTION,
+    { flag: "--container-tool", value: "TOOL", help: "docker, podman or buildah (env FLASH_CONTAINER_TOOL)" },
+  ],
+};
 
 /** `flash deploy --image REGISTRY/NAME:TAG [entry files...] [--api-url URL] ...` */
 export async function run(args: string[]): Promise<number> {
@@ -45,7 +41,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     // FLASH_API_KEY is the local platform's own key; deploy takes --api-key or the discovery chain.
     const env = { ...process.env, FLASH_API_KEY: undefined };
-    const { config, positional } = parseToolkitArgs("deploy", args, options, env);
+    const { config, positional } = parseCommandArgs(spec, args, env);
     if (!config.image) {
       throw new ConfigError(
         "flash deploy needs --image REGISTRY/NAME:TAG: where the app's image is pushed (e.g. docker.io/you/app:1)",

@@ -3,8 +3,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { shellQuote } from "../platform/index.js";
+import { isOpenAICompatible } from "../routes/openai.js";
+import { loadApp } from "../runtime/load.js";
 import type { App } from "../runtime/registry.js";
-import { loadApp } from "./load.js";
 
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */
@@ -13,6 +14,8 @@ export interface DevApp {
   name?: string;
   /** The routes it declares, for the curl line `flash dev` suggests. */
   routes: { method: string; path: string }[];
+  /** A queue handler made by openaiCompatible(): clients reach it at `/v2/<id>/openai/v1`. */
+  openaiCompatible?: boolean;
   /** From an Endpoint's settings; undefined for a plain handler(). */
   workers?: [number, number];
   executionTimeoutMs?: number;
@@ -43,6 +46,7 @@ export async function describeApp(file: string): Promise<DevApp> {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
     ...(settings?.name ? { name: settings.name } : {}),
     routes: app.kind === "endpoint" ? app.routes.map(({ method, path }) => ({ method, path })) : [],
+    ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openaiCompatible: true } : {}),
     ...(settings ? { workers: [settings.workers[0], Math.max(1, settings.workers[1])] } : {}),
     ...(settings && settings.executionTimeoutMs > 0
       ? { executionTimeoutMs: settings.executionTimeoutMs }
@@ -98,4 +102,37 @@ export function lbCurlCommand(
   if (request.body !== undefined)
     parts.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(request.body))}`);
   return parts.join(" ");
+}
+
+/**
+ * A curl call of a chat-completion worker's `/chat/completions`: the body of test_input.json's chat request
+ * beside the handler, or one user message.
+ */
+export function chatCurlCommand(baseUrl: string, endpointId: string, apiKey: string, file: string): string {
+  let body: unknown = { messages: [{ role: "user", content: "Hello!" }] };
+  const sample = join(dirname(file), "test_input.json");
+  if (existsSync(sample)) {
+    try {
+      const input = (JSON.parse(readFileSync(sample, "utf8")) as { input?: Record<string, unknown> }).input;
+      if (
+        typeof input?.openai_route === "string" &&
+        /chat\/completions\/?$/.test(input.openai_route) &&
+        typeof input.openai_input === "object"
+      )
+        body = input.openai_input;
+    } catch {
+      // A broken sample is the user's to fix; the curl line falls back to one user message.
+    }
+  }
+  return [
+    `curl -s -X POST ${openaiBaseUrl(baseUrl, endpointId)}/chat/completions`,
+    `-H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
+    `-H 'Content-Type: application/json'`,
+    `-d ${shellQuote(JSON.stringify(body))}`,
+  ].join(" ");
+}
+
+/** The base URL OpenAI clients take for a chat-completion worker's endpoint. */
+export function openaiBaseUrl(baseUrl: string, endpointId: string): string {
+  return `${baseUrl}/v2/${endpointId}/openai/v1`;
 }

@@ -1,23 +1,32 @@
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
-import { endpointIdFor } from "../build/endpoint-id.js";
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
-import type { ContainerToolOptions } from "../containers/tool.js";
 import { createLogger, type Logger } from "../log/index.js";
+import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
+import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
+import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import {
-  curlCommand,
-  type EndpointInit,
-  newApiKey,
-  type Platform,
-  startPlatform,
-  WORKER_STOP_GRACE_MS,
-} from "../platform/index.js";
-import { type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
-import { findHandlerFile } from "./load.js";
+  closeOnSignal,
+  consoleUrl,
+  containerOptions,
+  LOCAL_PLATFORM_OPTIONS,
+  type LocalPlatformArgs,
+  parseLocalArgs,
+} from "./local-platform.js";
+import type { CommandSpec } from "./options.js";
 
-export { endpointIdFor };
-
-export const summary = "the local platform on 127.0.0.1:8000 with workers running the handler file";
+export const spec: CommandSpec = {
+  name: "dev",
+  args: "[files...]",
+  summary: "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted on change",
+  options: [
+    ...LOCAL_PLATFORM_OPTIONS,
+    {
+      flag: "--workers",
+      value: "MIN,MAX",
+      help: "workers per endpoint; N means 0,N (env FLASH_WORKERS; default: the Endpoint's workers, else 1,3)",
+    },
+  ],
+};
 
 /** Files whose change restarts the workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
@@ -25,52 +34,6 @@ const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs",
 const DEV_WORKERS: [number, number] = [1, 3];
 /** Editors write a file in several steps: one restart per burst of changes. */
 const RESTART_DEBOUNCE_MS = 300;
-
-/** What dev and serve read from the command line, through the one config parser. */
-export interface LocalPlatformArgs {
-  config: Config;
-  host: string;
-  port: number;
-  apiKey: string;
-  keyGenerated: boolean;
-  positional: string[];
-}
-
-/**
- * Parses dev/serve flags: `--host`/`--port` are the local API server's (runpod-python's
- * --rp_api_host/--rp_api_port), the rest goes through the shared options.
- */
-export function parseLocalArgs(args: readonly string[], env = process.env): LocalPlatformArgs {
-  const mapped = args.map((arg) =>
-    arg.replace(/^--host(?==|$)/, "--api-host").replace(/^--port(?==|$)/, "--api-port"),
-  );
-  const { config, rest } = parseConfig(mapped, env);
-  const unknown = rest.find((arg) => arg.startsWith("-"));
-  if (unknown) throw new ConfigError(`Unknown option ${unknown}`);
-  const generated = config.localApiKey === undefined;
-  return {
-    config,
-    // uvicorn's "localhost" is IPv4 loopback; binding it here avoids a second, IPv6 listener.
-    host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
-    port: config.apiPort,
-    apiKey: config.localApiKey ?? newApiKey(),
-    keyGenerated: generated,
-    positional: rest,
-  };
-}
-
-/** The container tool settings of the platform's deployed endpoints (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
-export function containerOptions(config: Config): ContainerToolOptions {
-  return {
-    ...(config.containerTool ? { tool: config.containerTool } : {}),
-    ...(config.containerStorage ? { storage: config.containerStorage } : {}),
-  };
-}
-
-/** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
-export function consoleUrl(platform: Platform): string {
-  return `${platform.url}/#key=${encodeURIComponent(platform.apiKey)}`;
-}
 
 /** The handler's test_input.json beside it, compacted, or a minimal job. */
 function sampleBody(file: string): string {
@@ -84,36 +47,6 @@ function sampleBody(file: string): string {
     }
   }
   return '{"input":{}}';
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", on);
-      process.off("SIGTERM", on);
-      resolve(signal);
-    };
-    process.on("SIGINT", on);
-    process.on("SIGTERM", on);
-  });
-}
-
-/**
- * Waits for Ctrl-C (or SIGTERM), then closes the platform: jobs in flight get the grace period, and a
- * second signal kills the workers at once.
- */
-export async function closeOnSignal(platform: Platform, log: Logger, before?: () => void): Promise<void> {
-  const signal = await untilSignal();
-  log.info(
-    `${signal} received; stopping workers and the platform (jobs in flight get up to ${WORKER_STOP_GRACE_MS / 1000} s; press Ctrl-C again to stop them now)`,
-  );
-  void untilSignal().then((again) => {
-    log.warn(`${again} received again; killing the workers now`);
-    platform.killWorkers();
-  });
-  before?.();
-  await platform.close();
 }
 
 /** Restarts the endpoint's workers when a source file in the handler's directory changes. */
@@ -150,7 +83,7 @@ export async function run(args: string[]): Promise<number> {
   let parsed: LocalPlatformArgs;
   let files: string[];
   try {
-    parsed = parseLocalArgs(args);
+    parsed = parseLocalArgs(spec, args);
     files =
       parsed.positional.length > 0
         ? parsed.positional.map((f) => findHandlerFile(f))
@@ -197,13 +130,15 @@ export async function run(args: string[]): Promise<number> {
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
       ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file, a.app.routes)
-      : curlCommand(platform, a.id, sampleBody(a.file));
+      : a.app.openaiCompatible
+        ? chatCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+        : curlCommand(platform, a.id, sampleBody(a.file));
   process.stdout.write(
     [
       ...apps.map((a) =>
         a.app.loadBalanced
           ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
-          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}`,
+          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(platform.url, a.id)})` : ""}`,
       ),
       `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,

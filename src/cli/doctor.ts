@@ -1,15 +1,23 @@
 // `flash doctor [file] [--json]`: every fitness check and the GPU facts, here and now, as a table or JSON.
 import { arch, platform } from "node:os";
-import { ConfigError, parseConfig } from "../config/index.js";
+import { parseConfig } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 import { registeredChecks } from "../fitness/registry.js";
 import { type CheckResult, formatMs, runChecks } from "../fitness/run.js";
 import { builtinChecks } from "../fitness/system.js";
 import { type GpuFacts, readGpuFacts } from "../gpu/facts.js";
 import { describeGpu } from "../gpu/nvml.js";
+import { loadApp } from "../runtime/load.js";
 import { VERSION } from "../version.js";
-import { loadApp } from "./load.js";
+import type { CommandSpec } from "./options.js";
 
-export const summary = "run every fitness check and list the GPUs (a table, or --json)";
+export const spec: CommandSpec = {
+  name: "doctor",
+  args: "[file]",
+  summary: "run every fitness check and list the GPUs (a table, or --json)",
+  options: [{ flag: "--json", help: "the report as JSON" }],
+  lenient: true,
+};
 
 export interface DoctorReport {
   ok: boolean;
@@ -89,7 +97,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     report = await doctor(file, file ? rest.slice(1) : rest);
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (isFlashError(err, "CONFIG_INVALID")) {
       process.stderr.write(`flash doctor: ${err.message}\n`);
       return 1;
     }

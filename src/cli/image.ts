@@ -13,9 +13,24 @@ import {
   toolArgv,
 } from "../containers/tool.js";
 import { containerEntry } from "../platform/terminate.js";
-import { containerOptions } from "./dev.js";
+import { containerOptions } from "./local-platform.js";
+import type { CommandSpec } from "./options.js";
 
-export const summary = "build an image from a Dockerfile, or run one, with buildah, podman or docker";
+export const spec: CommandSpec = {
+  name: "image",
+  args: "build [DIR] | run IMAGE [ARG...]",
+  summary: "docker build / docker run with buildah (or podman, docker): ENTRYPOINT, CMD and signals kept",
+  options: [
+    { flag: "--tag", short: "t", value: "TAG", help: "build: the image's name" },
+    { flag: "--file", short: "f", value: "FILE", help: "build: the Dockerfile (default DIR/Dockerfile)" },
+    {
+      flag: "--env",
+      short: "e",
+      value: "KEY=VALUE",
+      help: "run: an environment variable (KEY alone: this one's)",
+    },
+  ],
+};
 
 const USAGE = [
   "usage: flash image build [-t TAG] [-f Dockerfile] [DIR]",

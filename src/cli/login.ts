@@ -3,13 +3,21 @@ import { saveApiKey } from "../client/credentials.js";
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { apiErrorSentence } from "../deploy/errors.js";
-import { ApiConnectionError, ApiError, DEFAULT_API_URL, RestClient } from "../deploy/rest-client.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { type ApiError, DEFAULT_API_URL, RestClient } from "../deploy/rest-client.js";
+import { isFlashError } from "../errors.js";
+import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
-export const summary =
-  "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)";
-
-export const options = ["--api-key", "--api-url", "--no-verify"];
+export const spec: CommandSpec = {
+  name: "login",
+  args: "",
+  summary:
+    "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)",
+  options: [
+    { flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" },
+    { flag: "--api-url", value: "URL", help: "the REST API that checks it (env RUNPOD_API_URL)" },
+    { flag: "--no-verify", help: "save the key without checking it" },
+  ],
+};
 
 const consoleUrl = (env: Record<string, string | undefined>) =>
   (env.RUNPOD_CONSOLE_URL || env.CONSOLE_BASE_URL || "https://console.runpod.io").replace(/\/+$/, "");
@@ -42,7 +50,7 @@ export async function run(args: string[]): Promise<number> {
   let apiUrl = DEFAULT_API_URL;
   let verify = true;
   try {
-    const { config, positional } = parseToolkitArgs("login", args, options, env);
+    const { config, positional } = parseCommandArgs(spec, args, env);
     apiUrl = config.apiUrl ?? DEFAULT_API_URL;
     verify = !config.noVerify;
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
@@ -53,7 +61,7 @@ export async function run(args: string[]): Promise<number> {
       );
       const pasted = (await readLine("Paste the API key: "))?.trim();
       if (!pasted) return fail("No API key given; nothing saved.");
-      key = parseToolkitArgs("login", ["--api-key", pasted], [], env).config.localApiKey;
+      key = parseCommandArgs(spec, ["--api-key", pasted], env).config.localApiKey;
     }
   } catch (err) {
     return fail((err as Error).message);
@@ -67,9 +75,9 @@ export async function run(args: string[]): Promise<number> {
         `✓ The API at ${api.url} accepted the key (${endpoints.length} endpoint(s) on the account).\n`,
       );
     } catch (err) {
-      if (err instanceof ApiError)
-        return fail(`${apiErrorSentence(err, "the key", api.url)}. Nothing saved.`);
-      if (err instanceof ApiConnectionError) {
+      if (isFlashError(err, "API_HTTP"))
+        return fail(`${apiErrorSentence(err as ApiError, "the key", api.url)}. Nothing saved.`);
+      if (isFlashError(err, "API_UNREACHABLE")) {
         return fail(`${err.message}. Nothing saved; to save the key without checking it, pass --no-verify.`);
       }
       throw err;

@@ -1,7 +1,21 @@
+import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
-import { findHandlerFile, loadApp } from "./load.js";
+import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
 
-export const summary = "run one job through the handler locally and print the result";
+export const spec: CommandSpec = {
+  name: "run",
+  args: "[file]",
+  summary: "run one job through the handler locally and print the result",
+  options: [
+    {
+      flag: "--test-input",
+      value: "JSON",
+      help: "the job to run (alias --test_input; default test_input.json)",
+    },
+    LOG_LEVEL_OPTION,
+  ],
+  lenient: true,
+};
 
 /** `flash run <file> [--test-input JSON]`: the one-shot local test, whatever the environment says. */
 export async function run(args: string[]): Promise<number> {

@@ -5,11 +5,18 @@ import {
   closeOnSignal,
   consoleUrl,
   containerOptions,
+  LOCAL_PLATFORM_OPTIONS,
   type LocalPlatformArgs,
   parseLocalArgs,
-} from "./dev.js";
+} from "./local-platform.js";
+import type { CommandSpec } from "./options.js";
 
-export const summary = "the local platform alone: workers started elsewhere point their env at it";
+export const spec: CommandSpec = {
+  name: "serve",
+  args: "[endpoint_id...]",
+  summary: "the local platform alone: workers started elsewhere point their env at it",
+  options: LOCAL_PLATFORM_OPTIONS,
+};
 
 const ENDPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
@@ -17,7 +24,7 @@ const ENDPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export async function run(args: string[]): Promise<number> {
   let parsed: LocalPlatformArgs;
   try {
-    parsed = parseLocalArgs(args);
+    parsed = parseLocalArgs(spec, args);
     const bad = parsed.positional.find((id) => !ENDPOINT_ID.test(id));
     if (bad) throw new ConfigError(`Invalid endpoint id "${bad}": letters, digits, "-" and "_", at most 64`);
   } catch (err) {

@@ -1,7 +1,23 @@
+import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
-import { findHandlerFile, loadApp } from "./load.js";
+import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
 
-export const summary = "the production entry: the mode comes from the environment";
+export const spec: CommandSpec = {
+  name: "start",
+  args: "[file]",
+  summary:
+    "the production entry: the mode comes from the environment (queue worker, HTTP server or one-shot test)",
+  options: [
+    { flag: "--test-input", value: "JSON", help: "run this one job and exit (alias --test_input)" },
+    {
+      flag: "--serve-api",
+      help: "the local platform in this process with this worker (alias --rp_serve_api)",
+    },
+    { flag: "--api-port", value: "PORT", help: "its port (alias --rp_api_port; default 8000)" },
+    LOG_LEVEL_OPTION,
+  ],
+  lenient: true,
+};
 
 /** `flash start [file]`: what the images run; queue worker when RUNPOD_WEBHOOK_GET_JOB is set. */
 export async function run(args: string[]): Promise<number> {

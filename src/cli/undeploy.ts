@@ -1,14 +1,19 @@
 import { createInterface } from "node:readline";
 import { toolkitLogger } from "../client/log.js";
 import { connectApi } from "../deploy/connect.js";
-import { deleteEndpoints, endpointsToDelete, LifecycleError } from "../deploy/lifecycle.js";
-import { isDeployError } from "./deploy.js";
-import { fail, parseToolkitArgs } from "./toolkit-args.js";
+import { deleteEndpoints, endpointsToDelete } from "../deploy/lifecycle.js";
+import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
-export const summary =
-  "delete endpoints (by name or id, or --all this app deployed); asks first unless --yes";
-
-export const options = ["--all", "--yes", "--api-url", "--api-key"];
+export const spec: CommandSpec = {
+  name: "undeploy",
+  args: "NAME...",
+  summary: "delete endpoints (by name or id, or --all this app deployed); asks first unless --yes",
+  options: [
+    { flag: "--all", help: "every endpoint this app deployed (.flash/deployments.json)" },
+    { flag: "--yes", short: "y", help: "do not ask first" },
+    ...API_OPTIONS,
+  ],
+};
 
 /** y/yes from stdin; anything else, or no terminal to ask on, is no. */
 function confirm(question: string): Promise<boolean> {
@@ -27,7 +32,7 @@ export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
     const env = { ...process.env, FLASH_API_KEY: undefined };
-    const { config, positional } = parseToolkitArgs("undeploy", args, options, env);
+    const { config, positional } = parseCommandArgs(spec, args, env);
     const api = connectApi({ apiUrl: config.apiUrl, apiKey: config.localApiKey, log });
     const doomed = await endpointsToDelete(api, process.cwd(), positional, config.all);
     if (doomed.length === 0) {
@@ -49,7 +54,7 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`✓ deleted ${list}\n`);
     return 0;
   } catch (err) {
-    if (isDeployError(err) || err instanceof LifecycleError) return fail(err.message);
+    if (isDeployError(err)) return fail(err.message);
     throw err;
   }
 }

@@ -14,7 +14,7 @@ export interface BreakerOptions {
   recoveryMs: number;
 }
 
-/** flash-toolkit §7: 5 failures open it, 60 s later it half-opens, 2 successes close it. */
+/** docs/toolkit.md §7: 5 failures open it, 60 s later it half-opens, 2 successes close it. */
 export const BREAKER_DEFAULTS: BreakerOptions = {
   failureThreshold: 5,
   successThreshold: 2,

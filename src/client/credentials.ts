@@ -1,20 +1,24 @@
-// Where the toolkit finds its API key (interface document, "Authentication"; flash-toolkit §8.4).
+// Where the toolkit finds its API key (interface document, "Authentication"; docs/toolkit.md §8.4).
+
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parse, stringify } from "smol-toml";
+import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 
 /** Environment variables holding the key, in the order they are read (the document calls it SERVICE_API_KEY). */
 export const API_KEY_VARIABLES = ["RUNPOD_API_KEY", "SERVICE_API_KEY"] as const;
 
 /** No key anywhere; the message lists every way to give one. */
-export class ApiKeyError extends Error {
+export class ApiKeyError extends FlashError {
+  readonly code = "API_KEY_MISSING";
   override name = "ApiKeyError";
 }
 
 /** The credentials file exists but cannot be read as TOML. */
-export class CredentialsFileError extends Error {
+export class CredentialsFileError extends FlashError {
+  readonly code = "CREDENTIALS_FILE_INVALID";
   override name = "CredentialsFileError";
 }
 

@@ -1,6 +1,7 @@
+import { PayloadTooLargeError } from "../errors.js";
+import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep, withRetry } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import { backoffMs, type RetryPolicy, sleep } from "../worker/retry.js";
 import { type CircuitBreaker, type CircuitBreakers, DEFAULT_BREAKERS } from "./breaker.js";
 import { resolveApiKey } from "./credentials.js";
 import { readDeployments } from "./deployments.js";
@@ -14,11 +15,10 @@ import {
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
-  PayloadTooLargeError,
 } from "./errors.js";
 import { toolkitLogger } from "./log.js";
 
-/** Job states (worker-protocol §4.6). */
+/** Job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
 
 /** A job as /status, /runsync and /cancel return it. */
@@ -34,7 +34,7 @@ export interface JobOutput<O = unknown> {
   workerId?: string;
 }
 
-/** What the request carries besides `input` (peers §E.3 `EndpointInputPayload`). */
+/** What the request carries besides `input` (docs/protocol.md §16 `EndpointInputPayload`). */
 export interface JobOptions {
   webhook?: string;
   policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
@@ -86,17 +86,13 @@ export interface EndpointClientOptions {
   home?: string;
 }
 
-/** Connection failures: 3 attempts, waits of 0.5 s then 1 s, so a call gives up after ~1.5 s of refusals. */
-export const CONNECT_RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 10_000 };
-/** Status polls: 250 ms doubling to 5 s while nothing changes. */
-export const POLL_BACKOFF: RetryPolicy = { attempts: Number.POSITIVE_INFINITY, baseMs: 250, maxMs: 5_000 };
 /** The platform's /run body limit, and the toolkit's serialized-argument limit (interface document, "Limits"). */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
-/** runsync() and wait() without a timeout and without an executionTimeoutMs (flash-toolkit §7). */
+/** runsync() and wait() without a timeout and without an executionTimeoutMs (docs/toolkit.md §7). */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 /** Deadline of one short request (status, cancel, health, …). */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** The platform holds /runsync at most 300 s and at least 1 s (peers §E.3). */
+/** The platform holds /runsync at most 300 s and at least 1 s (docs/protocol.md §16). */
 const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 /** Extra time a /runsync request may take beyond the wait it asked for. */
 const SYNC_SLACK_MS = 15_000;
@@ -349,7 +345,7 @@ export class EndpointClient {
       );
     }
     const bytes = Buffer.byteLength(body);
-    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(this.name, bytes, MAX_PAYLOAD_BYTES);
+    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(bytes, MAX_PAYLOAD_BYTES, this.name);
     return body;
   }
 
@@ -401,37 +397,47 @@ export class EndpointClient {
       Accept: "application/json",
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    for (let attempt = 1; ; attempt++) {
-      let response: Response;
-      try {
-        response = await this.doFetch(url, {
-          method,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (err) {
-        if (attempt < this.retry.attempts) {
-          await this.backoff(attempt, `${method} ${path}`, describe(err));
-          continue;
-        }
-        breaker.failure();
-        throw new EndpointConnectionError(this.name, target.url, err);
-      }
-      const text = await response.text().catch(() => "");
-      if (response.ok) {
-        breaker.success();
-        return this.parse<T>(text);
-      }
-      if (RETRYABLE_STATUS.has(response.status) && attempt < this.retry.attempts) {
-        await this.backoff(attempt, `${method} ${path}`, `${response.status} ${response.statusText}`);
-        continue;
-      }
-      if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) breaker.failure();
-      else breaker.success();
-      if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
-      throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+    const what = `${method} ${path}`;
+    let answer: { response: Response; text: string };
+    try {
+      answer = await withRetry(
+        this.retry,
+        async () => {
+          const response = await this.doFetch(url, {
+            method,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          return { response, text: await response.text().catch(() => "") };
+        },
+        (outcome) => {
+          if (!outcome.ok) return describe(outcome.error);
+          const { response } = outcome.value;
+          return RETRYABLE_STATUS.has(response.status)
+            ? `${response.status} ${response.statusText}`
+            : undefined;
+        },
+        {
+          onRetry: (reason, attempt, wait) =>
+            this.resourceLog().warn(
+              `${what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
+            ),
+        },
+      );
+    } catch (err) {
+      breaker.failure();
+      throw new EndpointConnectionError(this.name, target.url, err);
     }
+    const { response, text } = answer;
+    if (response.ok) {
+      breaker.success();
+      return this.parse<T>(text);
+    }
+    if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) breaker.failure();
+    else breaker.success();
+    if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
+    throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
   }
 
   /** A 404 that says which way the call went wrong: no such endpoint, or the other kind of endpoint. */
@@ -456,14 +462,6 @@ export class EndpointClient {
         `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id} (a queue endpoint takes jobs: run(input), runsync(input))`,
       );
     }
-  }
-
-  private async backoff(attempt: number, what: string, reason: string): Promise<void> {
-    const wait = backoffMs(this.retry, attempt);
-    this.resourceLog().warn(
-      `${what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
-    );
-    await sleep(wait);
   }
 
   private parse<T>(text: string): T {

@@ -1,8 +1,10 @@
 // The endpoint client's failures, one class per condition of the interface document's "Errors" table.
-// Messages are API (DESIGN §4.4): tests assert them.
+// Messages are API (docs/design.md §4.4): tests assert them.
+import { type ErrorCode, FlashError, type HttpStatusFields } from "../errors.js";
 
 /** Every error the endpoint client throws; `endpoint` names the endpoint it was calling. */
-export class EndpointError extends Error {
+export class EndpointError extends FlashError {
+  readonly code: ErrorCode = "ENDPOINT_ERROR";
   override name = "EndpointError";
   constructor(
     message: string,
@@ -15,6 +17,7 @@ export class EndpointError extends Error {
 
 /** The endpoint could not be reached (connection refused or reset, DNS, TLS) even after retries. */
 export class EndpointConnectionError extends EndpointError {
+  override readonly code = "ENDPOINT_UNREACHABLE";
   override name = "EndpointConnectionError";
   constructor(
     endpoint: string,
@@ -26,18 +29,19 @@ export class EndpointConnectionError extends EndpointError {
 }
 
 /** A non-2xx answer: the message names the endpoint, the code and the reason. */
-export class EndpointHttpError extends EndpointError {
+export class EndpointHttpError extends EndpointError implements HttpStatusFields {
+  override readonly code = "ENDPOINT_HTTP";
   override name = "EndpointHttpError";
   constructor(
     endpoint: string,
     readonly status: number,
-    readonly reason: string,
+    readonly statusText: string,
     readonly body: string,
     readonly url: string,
   ) {
     const detail = errorDetail(body);
     super(
-      `HTTP error from endpoint ${endpoint}: ${status} ${reason}${detail ? `: ${detail}` : ""}`,
+      `HTTP error from endpoint ${endpoint}: ${status} ${statusText}${detail ? `: ${detail}` : ""}`,
       endpoint,
     );
   }
@@ -45,6 +49,7 @@ export class EndpointHttpError extends EndpointError {
 
 /** The endpoint does not exist yet (never deployed, or still provisioning), so it has no URL to call. */
 export class EndpointNotDeployedError extends EndpointError {
+  override readonly code = "ENDPOINT_NOT_DEPLOYED";
   override name = "EndpointNotDeployedError";
   constructor(endpoint: string, detail: string) {
     super(
@@ -56,6 +61,7 @@ export class EndpointNotDeployedError extends EndpointError {
 
 /** A queue call on a load-balanced endpoint, or a route call on a queue-based one. */
 export class EndpointKindError extends EndpointError {
+  override readonly code = "ENDPOINT_KIND_MISMATCH";
   override name = "EndpointKindError";
   constructor(
     endpoint: string,
@@ -73,6 +79,7 @@ export class EndpointKindError extends EndpointError {
 
 /** The job did not finish in time: the client's wait ran out, or the platform timed the job out. */
 export class ExecutionTimeoutError extends EndpointError {
+  override readonly code = "EXECUTION_TIMEOUT";
   override name = "ExecutionTimeoutError";
   constructor(
     endpoint: string,
@@ -86,23 +93,9 @@ export class ExecutionTimeoutError extends EndpointError {
   }
 }
 
-/** The request body is over the platform's limit; raised before anything is sent. */
-export class PayloadTooLargeError extends EndpointError {
-  override name = "PayloadTooLargeError";
-  constructor(
-    endpoint: string,
-    readonly bytes: number,
-    readonly limit: number,
-  ) {
-    super(
-      `Payload size exceeds limit of ${megabytes(limit)} MB: the request to ${endpoint} is ${megabytes(bytes)} MB. Use network volumes, compress, or split requests.`,
-      endpoint,
-    );
-  }
-}
-
 /** The answer was not the JSON the client expected. */
 export class DeserializeError extends EndpointError {
+  override readonly code = "DESERIALIZE_FAILED";
   override name = "DeserializeError";
   constructor(endpoint: string, cause: unknown) {
     super(
@@ -115,6 +108,7 @@ export class DeserializeError extends EndpointError {
 
 /** Calls fail fast while the endpoint's circuit breaker is open. */
 export class CircuitOpenError extends EndpointError {
+  override readonly code = "CIRCUIT_OPEN";
   override name = "CircuitOpenError";
   constructor(
     endpoint: string,
@@ -131,6 +125,7 @@ export class CircuitOpenError extends EndpointError {
 
 /** The job ended FAILED or CANCELLED; `job` is its last status. */
 export class JobFailedError extends EndpointError {
+  override readonly code = "JOB_FAILED";
   override name = "JobFailedError";
   constructor(
     endpoint: string,
@@ -143,8 +138,6 @@ export class JobFailedError extends EndpointError {
     super(`Job ${job.id} on endpoint ${endpoint} ended ${job.status}${reason}`, endpoint);
   }
 }
-
-export const megabytes = (bytes: number): string => (bytes / (1024 * 1024)).toFixed(1);
 
 const formatSeconds = (seconds: number): string =>
   Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);

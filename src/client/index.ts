@@ -1,30 +1,25 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
 // health, purgeQueue; get/post/put/patch/delete on load-balanced routes), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+// Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
+
+export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
+export type { RetryPolicy } from "../http/retry.js";
 export {
   type Admission,
-  BREAKER_DEFAULTS,
   type BreakerOptions,
-  CircuitBreaker,
+  type CircuitBreaker,
   CircuitBreakers,
   type CircuitState,
   type Clock,
-  DEFAULT_BREAKERS,
 } from "./breaker.js";
 export {
-  API_KEY_VARIABLES,
   type ApiKey,
   ApiKeyError,
   CredentialsFileError,
-  credentialsPath,
   type KeyLookup,
-  readCredentialsFile,
   resolveApiKey,
-  saveApiKey,
 } from "./credentials.js";
-export { type DeployedEndpoint, type Deployments, readDeployments } from "./deployments.js";
 export {
-  CONNECT_RETRY,
-  DEFAULT_TIMEOUT_MS,
   EndpointClient,
   type EndpointClientOptions,
   type EndpointHealth,
@@ -32,8 +27,6 @@ export {
   type JobOptions,
   type JobOutput,
   type JobStatus,
-  MAX_PAYLOAD_BYTES,
-  POLL_BACKOFF,
   type RouteMethod,
   type WaitOptions,
 } from "./endpoint.js";
@@ -47,5 +40,4 @@ export {
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
-  PayloadTooLargeError,
 } from "./errors.js";

@@ -1,7 +1,9 @@
+import { FlashError } from "../errors.js";
 import type { LogLevel } from "../log/index.js";
 
 /** The one error type for bad flags and environment variables; the message names the source. */
-export class ConfigError extends Error {
+export class ConfigError extends FlashError {
+  readonly code = "CONFIG_INVALID";
   override name = "ConfigError";
 }
 
@@ -74,7 +76,7 @@ export interface FilesConfig {
   };
 }
 
-/** The startup fitness checks' settings (worker-protocol §10), runpod-python's names and defaults. */
+/** The startup fitness checks' settings (docs/protocol.md §10), runpod-python's names and defaults. */
 export interface FitnessConfig {
   /** RUNPOD_SKIP_FITNESS_CHECKS: no check at all, built-in or registered. */
   skipAll: boolean;
@@ -94,7 +96,7 @@ export interface FitnessConfig {
   gpuTestTimeoutMs: number;
 }
 
-/** The platform's worker-side settings (worker-protocol §2). */
+/** The platform's worker-side settings (docs/protocol.md §2). */
 export interface PlatformConfig {
   getJobUrl?: string;
   postOutputUrl: string;
@@ -102,7 +104,7 @@ export interface PlatformConfig {
   pingUrl?: string;
   pingIntervalMs: number;
   workerId: string;
-  /** True when RUNPOD_POD_ID was set; pings need it (worker-protocol §3.7). */
+  /** True when RUNPOD_POD_ID was set; pings need it (docs/protocol.md §3.7). */
   workerIdFromEnv: boolean;
   hostname: string;
   apiKey: string;

@@ -1,8 +1,10 @@
 // The container tool on this machine (buildah, podman or docker): found once, called the same way by image
 // builds (src/deploy) and by the local platform's deployed workers (src/platform/rest).
+
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { FlashError } from "../errors.js";
 import { isLoopback } from "../http/loopback.js";
 
 export type ContainerToolName = "buildah" | "podman" | "docker";
@@ -16,7 +18,8 @@ export interface ContainerToolOptions {
 }
 
 /** No container tool: the message says what to install. */
-export class NoContainerToolError extends Error {
+export class NoContainerToolError extends FlashError {
+  readonly code = "CONTAINER_TOOL_MISSING";
   override name = "NoContainerToolError";
   constructor(detail: string) {
     super(
@@ -26,15 +29,16 @@ export class NoContainerToolError extends Error {
 }
 
 /** A container tool command failed; the message ends with the last lines it printed. */
-export class ContainerToolError extends Error {
+export class ContainerToolError extends FlashError {
+  readonly code = "CONTAINER_TOOL_FAILED";
   override name = "ContainerToolError";
   constructor(
     readonly command: string,
-    readonly code: number | null,
+    readonly exitCode: number | null,
     readonly output: string,
   ) {
     const tail = output.trim().split("\n").slice(-6).join("\n  ");
-    super(`${command} failed (exit ${code ?? "signal"})${tail ? `:\n  ${tail}` : ""}`);
+    super(`${command} failed (exit ${exitCode ?? "signal"})${tail ? `:\n  ${tail}` : ""}`);
   }
 }
 

@@ -1,8 +1,10 @@
 // `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
 // endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
+
 import { buildArtifact, formatSize, type ManifestEndpoint, WORKER_PLATFORM } from "../build/index.js";
 import { type DeployedEndpoint, readDeployments, writeDeployments } from "../client/deployments.js";
 import { findContainerTool } from "../containers/tool.js";
+import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 import { apiErrorSentence } from "./errors.js";
 import { type BuiltImage, buildAndPush, checkImageName } from "./image.js";
@@ -43,7 +45,8 @@ export interface DeployResult {
 }
 
 /** A deploy step failed; `done` says what exists on the platform by then. */
-export class DeployError extends Error {
+export class DeployError extends FlashError {
+  readonly code = "DEPLOY_FAILED";
   override name = "DeployError";
 }
 

@@ -1,12 +1,14 @@
 // The app's image: the project's own Dockerfile, or one generated FROM the runtime image holding exactly what
 // `flash build` ships; the runtime image built from the package's Dockerfile.cpu/.gpu when it is nowhere to be
 // had; then pushed. Every step's output is shown as it comes (builds and pushes take minutes).
+
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { extract } from "tar";
 import { type ContainerTool, ContainerToolError, isLoopbackRegistry, runTool } from "../containers/tool.js";
+import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 
 /** The runtime images, as the Dockerfiles and docker/build.sh name them. */
@@ -22,7 +24,8 @@ const PROGRESS =
   /^(STEP \d+|COMMIT|Step \d+|Copying (blob|config)|Writing manifest|Storing signatures|Getting image source|Successfully|#\d+ \[|[0-9a-f]{12}: (Pushed|Layer already exists|Pushing))/;
 
 /** The image could not be built or pushed; the message says which step and shows the tool's last lines. */
-export class ImageError extends Error {
+export class ImageError extends FlashError {
+  readonly code = "IMAGE_FAILED";
   override name = "ImageError";
 }
 

@@ -1,12 +1,15 @@
 // The rest of an endpoint's life through REST v2: find it by name or id, delete it, list endpoints with their
 // workers, read a worker's logs.
+
 import { readDeployments, writeDeployments } from "../client/deployments.js";
+import { FlashError } from "../errors.js";
 import { apiErrorSentence } from "./errors.js";
 import { ApiError, type RestClient } from "./rest-client.js";
 import type { ListEndpointWorkersResponse, RestEndpoint, WorkerLogEvent } from "./rest-types.js";
 
 /** A lifecycle command could not do what it was asked; the message says why. */
-export class LifecycleError extends Error {
+export class LifecycleError extends FlashError {
+  readonly code = "LIFECYCLE_FAILED";
   override name = "LifecycleError";
 }
 

@@ -1,6 +1,8 @@
 // An app's endpoint (its manifest entry) as a REST v2 CreateEndpointRequest, and the PATCH that brings an
 // existing endpoint to it: GPU groups and types to pools (GET /v2/catalog/gpus), CPU instance names to flavors.
+
 import type { ManifestEndpoint } from "../build/index.js";
+import { FlashError } from "../errors.js";
 import type {
   CreateCpu,
   CreateEndpointGpu,
@@ -11,7 +13,8 @@ import type {
 } from "./rest-types.js";
 
 /** The app's endpoints cannot be expressed for the API (or clash with what exists); the message says which and why. */
-export class EndpointMappingError extends Error {
+export class EndpointMappingError extends FlashError {
+  readonly code = "ENDPOINT_MAPPING_INVALID";
   override name = "EndpointMappingError";
 }
 

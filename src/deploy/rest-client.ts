@@ -1,11 +1,12 @@
 // RunPod's REST API v2 (https://api.runpod.io, or the local platform): serverless endpoints, their workers and
 // logs, registry credentials and the GPU catalog. Bearer key; connection failures and 429/5xx on reads retried
 // with backoff; consecutive failures open the API's circuit breaker (src/client/breaker.ts).
+
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../client/breaker.js";
-import { CONNECT_RETRY } from "../client/endpoint.js";
+import { FlashError } from "../errors.js";
+import { CONNECT_RETRY, type RetryPolicy, withRetry } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import { backoffMs, type RetryPolicy, sleep } from "../worker/retry.js";
 import type {
   CreateEndpointRequest,
   GpuCatalogType,
@@ -27,12 +28,14 @@ const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504])
 const USER_AGENT = `flash-worker-deploy/${VERSION} Node.js/${process.versions.node}`;
 
 /** The API could not be reached, even after retries. */
-export class ApiConnectionError extends Error {
+export class ApiConnectionError extends FlashError {
+  readonly code = "API_UNREACHABLE";
   override name = "ApiConnectionError";
 }
 
 /** The API answered with an error: its ErrorResponse (`title`, `detail`, `errors`) kept for the message. */
-export class ApiError extends Error {
+export class ApiError extends FlashError {
+  readonly code = "API_HTTP";
   override name = "ApiError";
   constructor(
     readonly status: number,
@@ -128,7 +131,7 @@ export class RestClient {
     const controller = new AbortController();
     options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
     const response = await this.send("GET", path, undefined, controller.signal, "text/event-stream");
-    if (!response.ok) throw await this.errorOf(response, "GET", path);
+    if (!response.ok) throw this.errorOf(response, await response.text().catch(() => ""), "GET", path);
     const reader = response.body?.getReader();
     if (!reader) return;
     const decoder = new TextDecoder();
@@ -176,32 +179,39 @@ export class RestClient {
     }
     // A create is not retried on an error answer: the endpoint may exist by then.
     const idempotent = method !== "POST";
-    for (let attempt = 1; ; attempt++) {
-      let response: Response;
-      try {
-        response = await this.send(method, path, body, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
-      } catch (err) {
-        if (attempt < this.retry.attempts) {
-          await this.wait(attempt, `${method} ${path}`, reason(err));
-          continue;
-        }
-        breaker.failure();
-        throw new ApiConnectionError(`Failed to connect to the API at ${this.url}: ${reason(err)}`);
-      }
-      if (response.ok) {
-        breaker.success();
-        const text = await response.text();
-        return (text ? JSON.parse(text) : undefined) as T;
-      }
-      if (idempotent && RETRYABLE_STATUS.has(response.status) && attempt < this.retry.attempts) {
-        await response.arrayBuffer().catch(() => undefined);
-        await this.wait(attempt, `${method} ${path}`, `${response.status} ${response.statusText}`);
-        continue;
-      }
-      if (response.status >= 500 || response.status === 429) breaker.failure();
-      else breaker.success();
-      throw await this.errorOf(response, method, path);
+    let answer: { response: Response; text: string };
+    try {
+      answer = await withRetry(
+        this.retry,
+        async () => {
+          const response = await this.send(method, path, body, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+          return { response, text: await response.text().catch(() => "") };
+        },
+        (outcome) => {
+          if (!outcome.ok) return reason(outcome.error);
+          const { response } = outcome.value;
+          const retried = idempotent && RETRYABLE_STATUS.has(response.status);
+          return retried ? `${response.status} ${response.statusText}` : undefined;
+        },
+        {
+          onRetry: (why, attempt, ms) =>
+            this.options.log?.warn(
+              `${method} ${path} attempt ${attempt}/${this.retry.attempts} failed: ${why}. Retrying in ${ms} ms`,
+            ),
+        },
+      );
+    } catch (err) {
+      breaker.failure();
+      throw new ApiConnectionError(`Failed to connect to the API at ${this.url}: ${reason(err)}`);
     }
+    const { response, text } = answer;
+    if (response.ok) {
+      breaker.success();
+      return (text ? JSON.parse(text) : undefined) as T;
+    }
+    if (response.status >= 500 || response.status === 429) breaker.failure();
+    else breaker.success();
+    throw this.errorOf(response, text, method, path);
   }
 
   private send(
@@ -225,8 +235,7 @@ export class RestClient {
     });
   }
 
-  private async errorOf(response: Response, method: string, path: string): Promise<ApiError> {
-    const text = await response.text().catch(() => "");
+  private errorOf(response: Response, text: string, method: string, path: string): ApiError {
     let problem: ProblemBody = { title: response.statusText || "Error", status: response.status, detail: "" };
     try {
       const parsed = JSON.parse(text) as Partial<ProblemBody> & { error?: unknown };
@@ -245,14 +254,6 @@ export class RestClient {
       problem.detail = text.trim().slice(0, 300);
     }
     return new ApiError(response.status, method, path, problem);
-  }
-
-  private async wait(attempt: number, what: string, why: string): Promise<void> {
-    const ms = backoffMs(this.retry, attempt);
-    this.options.log?.warn(
-      `${what} attempt ${attempt}/${this.retry.attempts} failed: ${why}. Retrying in ${ms} ms`,
-    );
-    await sleep(ms);
   }
 }
 

@@ -1,5 +1,7 @@
 // Where upload() sends files: the job's s3Config when the request carried one, else the BUCKET_* environment.
+
 import { readFilesConfig } from "../config/index.js";
+import { FlashError } from "../errors.js";
 import { currentJob } from "../job/scope.js";
 
 /** An S3-compatible bucket and the credentials to write to it. */
@@ -18,7 +20,8 @@ export interface BucketTarget {
   source: "s3Config" | "BUCKET_ENDPOINT_URL";
 }
 
-export class UploadError extends Error {
+export class UploadError extends FlashError {
+  readonly code = "UPLOAD_FAILED";
   override name = "UploadError";
 }
 

@@ -1,4 +1,5 @@
 // download(): a file named by URL fetched into the job's folder, behind the address guard, size cap and timeout.
+
 import { randomUUID } from "node:crypto";
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { createWriteStream } from "node:fs";
@@ -10,6 +11,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Agent, buildConnector } from "undici";
 import { readFilesConfig } from "../config/index.js";
+import { FlashError } from "../errors.js";
 import { currentJob } from "../job/scope.js";
 import { VERSION } from "../version.js";
 import { type AddressPolicy, ANY_ADDRESS, PUBLIC_ONLY } from "./address.js";
@@ -36,7 +38,8 @@ export interface DownloadedFile {
   contentType: string;
 }
 
-export class DownloadError extends Error {
+export class DownloadError extends FlashError {
+  readonly code = "DOWNLOAD_FAILED";
   override name = "DownloadError";
 }
 

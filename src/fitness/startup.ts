@@ -1,4 +1,4 @@
-// The queue worker's startup fitness checks (worker-protocol §10): built-in, then registered, before the
+// The queue worker's startup fitness checks (docs/protocol.md §10): built-in, then registered, before the
 // heartbeat and the first take; the first failure is reported to the platform and the worker exits 1.
 import type { FitnessConfig } from "../config/index.js";
 import type { GpuFacts } from "../gpu/facts.js";

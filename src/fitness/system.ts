@@ -1,9 +1,11 @@
 // The built-in checks, named as runpod-python names them (the names reach the platform in the unhealthy
 // report): memory, disk, network, and on GPU hosts the CUDA version and the GPU health check.
+
 import { statfsSync } from "node:fs";
 import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import type { FitnessConfig } from "../config/index.js";
+import { FlashError } from "../errors.js";
 import type { GpuFacts } from "../gpu/facts.js";
 import type { FitnessCheck } from "./registry.js";
 
@@ -15,7 +17,8 @@ function pyFloat(value: number): string {
 }
 
 /** A built-in check failed; the message is worded as runpod-python words it (it reaches the platform). */
-export class FitnessError extends Error {
+export class FitnessError extends FlashError {
+  readonly code = "FITNESS_CHECK_FAILED";
   override name = "FitnessCheckError";
 }
 

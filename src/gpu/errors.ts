@@ -1,4 +1,5 @@
 // GPU errors named the way NVIDIA's headers name the codes, so a log line can be looked up.
+import { FlashError } from "../errors.js";
 
 /** nvmlReturn_t names (nvml.h). */
 const NVML_ERRORS: Record<number, string> = {
@@ -72,33 +73,39 @@ export function cudaErrorName(code: number): string {
 }
 
 /** An NVML call that did not return NVML_SUCCESS. */
-export class NvmlError extends Error {
+export class NvmlError extends FlashError {
+  readonly code = "NVML_FAILED";
   override name = "NvmlError";
   constructor(
     readonly call: string,
-    readonly code: number,
+    /** The call's return status (an NVML_* or CUDA_* value). */
+    readonly status: number,
   ) {
-    super(`${call} failed: ${nvmlErrorName(code)} (${code})`);
+    super(`${call} failed: ${nvmlErrorName(status)} (${status})`);
   }
 }
 
 /** A CUDA driver call that did not return CUDA_SUCCESS. */
-export class CudaError extends Error {
+export class CudaError extends FlashError {
+  readonly code = "CUDA_FAILED";
   override name = "CudaError";
   constructor(
     readonly call: string,
-    readonly code: number,
+    /** The call's return status (an NVML_* or CUDA_* value). */
+    readonly status: number,
   ) {
-    super(`${call} failed: ${cudaErrorName(code)} (${code})`);
+    super(`${call} failed: ${cudaErrorName(status)} (${status})`);
   }
 }
 
 /** The GPU ran, but not correctly or not in time: a readback or result mismatch, a benchmark too slow. */
-export class GpuCheckError extends Error {
+export class GpuCheckError extends FlashError {
+  readonly code = "GPU_CHECK_FAILED";
   override name = "GpuCheckError";
 }
 
 /** No NVIDIA driver on this host: CUDA work cannot run here. */
-export class NoGpuError extends Error {
+export class NoGpuError extends FlashError {
+  readonly code = "NO_GPU";
   override name = "NoGpuError";
 }

@@ -1,7 +1,9 @@
 // koffi bindings to the NVIDIA driver's libnvidia-ml.so.1 and libcuda.so.1, loaded on demand: a host
 // without the driver never imports koffi, and a failing dlopen means "no GPU".
+
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { FlashError } from "../errors.js";
 import { CUDA_PROTOTYPES, type CudaLibrary, NVML_PROTOTYPES, type NvmlLibrary } from "./library.js";
 
 /** Where the driver's libraries are when they are not on the loader's path (e.g. /usr/local/nvidia/lib64). */
@@ -20,7 +22,8 @@ export function driverPresent(env: Env = process.env): boolean {
 }
 
 /** The driver library could not be loaded: on a host without an NVIDIA driver this is the normal answer. */
-export class DriverNotFound extends Error {
+export class DriverNotFound extends FlashError {
+  readonly code = "GPU_DRIVER_NOT_FOUND";
   override name = "DriverNotFound";
 }
 

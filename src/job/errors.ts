@@ -2,7 +2,7 @@ import { stackText } from "../log/stack.js";
 import { VERSION } from "../version.js";
 import type { WorkerIdentity } from "./types.js";
 
-/** The fields of runpod-python's handler-exception payload, in its order (worker-protocol §4.2). */
+/** The fields of runpod-python's handler-exception payload, in its order (docs/protocol.md §4.2). */
 export interface HandlerErrorInfo {
   error_type: string;
   error_message: string;

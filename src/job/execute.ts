@@ -64,7 +64,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** Shapes a plain handler's return value exactly as runpod-python's run_job (worker-protocol §4.2). */
+/** Shapes a plain handler's return value exactly as runpod-python's run_job (docs/protocol.md §4.2). */
 export function shapeResult(value: unknown): JobResult {
   if (!isPlainObject(value)) return { output: value === undefined ? null : value };
   const { error, refresh_worker, ...output } = value;
@@ -89,7 +89,7 @@ function errorResult(err: unknown, worker: WorkerIdentity, log: Logger): JobResu
   return { error: encodeHandlerError(info) };
 }
 
-/** Chunk errors keep runpod-python's plain-string form: `handler: <message> \ntraceback: <stack>` (§4.3). */
+/** Chunk errors keep runpod-python's plain-string form: `handler: <message> \ntraceback: <stack>` (docs/protocol.md §4.3). */
 function streamErrorResult(err: unknown, log: Logger): JobResult {
   const stack = stackText(err, errorMessage(err));
   log.error(`Generator handler raised: ${errorMessage(err)}`);

@@ -30,7 +30,7 @@ export type HandlerReturn<O> =
 
 export type HandlerFn<I = unknown, O = unknown> = (job: Job<I>) => HandlerReturn<O>;
 
-/** The body posted to job-done (worker-protocol §4.2–§4.4). */
+/** The body posted to job-done (docs/protocol.md §4.2–§4.4). */
 export interface JobResult {
   output?: unknown;
   error?: unknown;

@@ -1,5 +1,7 @@
 // Input validation with any Standard Schema validator (zod, valibot, arktype: the `~standard` interface).
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { FlashError } from "../errors.js";
 import type { HandlerFn, Job } from "./types.js";
 
 export type { StandardSchemaV1 };
@@ -11,7 +13,8 @@ export interface ValidationIssue {
 }
 
 /** A value refused by its schema; the message lists every issue, one per line after the first. */
-export class ValidationError extends Error {
+export class ValidationError extends FlashError {
+  readonly code = "VALIDATION_FAILED";
   override name = "ValidationError";
   readonly issues: readonly ValidationIssue[];
 

@@ -29,7 +29,7 @@ export interface LoggerOptions {
   destination?: { write(line: string): unknown };
 }
 
-/** Messages longer than this are cut in the middle (runpod-python rp_logger, worker-protocol §7.1). */
+/** Messages longer than this are cut in the middle (runpod-python rp_logger, docs/protocol.md §7.1). */
 export const MAX_MESSAGE_LENGTH = 4096;
 
 const PINO_LEVEL: Record<LogLevel, Level | "silent"> = {

@@ -1,8 +1,10 @@
-// Base64 + pickle for one argument or result, with flash-toolkit.md §3's limits and exact messages.
+// Base64 + pickle for one argument or result, with docs/toolkit.md §3's limits and exact messages.
+
 import { Buffer } from "node:buffer";
+import { isFlashError, PayloadTooLargeError } from "../errors.js";
 import { type DecodeOptions, decode } from "./decode.js";
 import { type EncodeOptions, encode } from "./encode.js";
-import { DeserializeTimeoutError, PayloadTooLargeError, SerializationError } from "./errors.js";
+import { SerializationError } from "./errors.js";
 import { MAX_PAYLOAD_BASE64_CHARS } from "./limits.js";
 
 const NOT_ALPHABET = /[^A-Za-z0-9+/=]/g;
@@ -24,10 +26,11 @@ export function b64decode(text: string): Uint8Array {
 
 const reason = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** Limit errors pass through unchanged (flash-toolkit.md §3.2); everything else gets the caller's prefix. */
+/** Limit errors pass through unchanged (docs/toolkit.md §3.2); everything else gets the caller's prefix. */
 function wrap(prefix: string, e: unknown): Error {
-  if (e instanceof PayloadTooLargeError || e instanceof DeserializeTimeoutError) return e;
-  const inner = e instanceof SerializationError && e.cause !== undefined ? reason(e.cause) : reason(e);
+  if (isFlashError(e, "PAYLOAD_TOO_LARGE", "DESERIALIZE_TIMEOUT")) return e;
+  const inner =
+    isFlashError(e, "SERIALIZATION_FAILED") && e.cause !== undefined ? reason(e.cause) : reason(e);
   return new SerializationError(`${prefix}: ${inner}`, { cause: e });
 }
 
@@ -36,7 +39,8 @@ export function deserializeArg(b64: unknown, options?: DecodeOptions): unknown {
   try {
     if (typeof b64 !== "string")
       throw new Error(`expected a base64 string, got ${b64 === null ? "null" : typeof b64}`);
-    if (b64.length > MAX_PAYLOAD_BASE64_CHARS) throw new PayloadTooLargeError(b64.length);
+    if (b64.length > MAX_PAYLOAD_BASE64_CHARS)
+      throw new PayloadTooLargeError(b64.length, MAX_PAYLOAD_BASE64_CHARS);
     return decode(b64decode(b64), options);
   } catch (e) {
     throw wrap("Failed to deserialize argument", e);
@@ -74,11 +78,20 @@ export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record
   }
 }
 
-/** JS value → base64 pickle (protocol 5 unless asked), what `result` and the client's args carry. */
+/** JS value → base64 pickle (protocol 5 unless asked), what the client's args carry. */
 export function serializeArg(value: unknown, options?: EncodeOptions): string {
   try {
     return Buffer.from(encode(value, options)).toString("base64");
   } catch (e) {
     throw wrap("Failed to serialize argument", e);
+  }
+}
+
+/** A function's return value → base64 pickle for `result`; failures say "Failed to serialize result" (docs/toolkit.md §2). */
+export function serializeResult(value: unknown, options?: EncodeOptions): string {
+  try {
+    return Buffer.from(encode(value, options)).toString("base64");
+  } catch (e) {
+    throw wrap("Failed to serialize result", e);
   }
 }

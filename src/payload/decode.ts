@@ -27,6 +27,7 @@ import {
   asByteArray,
   asFrozenSet,
   isFrozenSet,
+  isPyFloat,
   isTuple,
   markTuple,
   PyFloat,
@@ -34,7 +35,7 @@ import {
 } from "./values.js";
 
 export interface DecodeOptions {
-  /** Wall-clock budget; defaults to flash-toolkit.md §3.1's 30 s. */
+  /** Wall-clock budget; defaults to docs/toolkit.md §3.1's 30 s. */
   timeoutSeconds?: number;
   /** Millisecond clock, injectable so tests can make time pass. */
   now?: () => number;
@@ -42,6 +43,11 @@ export interface DecodeOptions {
   maxDepth?: number;
   /** Most memo entries accepted. */
   maxMemo?: number;
+  /**
+   * "PyFloat" (default): an integral float (1.0) is a PyFloat, so it is written back as float;
+   * "number": every float is a plain number, as functions that do arithmetic want it.
+   */
+  floats?: "PyFloat" | "number";
 }
 
 const CLOCK_MASK = CLOCK_CHECK_EVERY_OPS - 1;
@@ -274,6 +280,8 @@ class Unpickler {
   private readonly deadline: number;
   private readonly maxMemo: number;
   private readonly maxDepth: number;
+  /** Integral floats become PyFloat (else plain numbers). */
+  private readonly exactFloats: boolean;
   private readonly stack: unknown[] = [];
   /**
    * Memo values in fixed-size chunks: pickle's indices leave gaps (memoized strs are kept by range below),
@@ -321,6 +329,7 @@ class Unpickler {
     this.deadline = this.now() + this.timeoutSeconds * 1000;
     this.maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
     this.maxDepth = options.maxDepth ?? MAX_DEPTH;
+    this.exactFloats = options.floats !== "number";
   }
 
   run(): unknown {
@@ -423,14 +432,14 @@ class Unpickler {
         // floats
         case 0x47: // BINFLOAT
           if (pos + 8 > end) throw truncated();
-          st[sp++] = floatValue(dv.getFloat64(pos, false));
+          st[sp++] = this.float(dv.getFloat64(pos, false));
           pos += 8;
           break;
         case 0x46: {
           // FLOAT (text)
           const nl = lineEnd(buf, pos);
           if (nl === pos) throw truncated();
-          st[sp++] = floatValue(parseFloatText(cLine(buf, pos, nl)));
+          st[sp++] = this.float(parseFloatText(cLine(buf, pos, nl)));
           pos = nl + 1;
           break;
         }
@@ -961,7 +970,7 @@ class Unpickler {
           break;
         }
         case 0x47: // BINFLOAT
-          v = floatValue(dv.getFloat64(pos, false));
+          v = this.float(dv.getFloat64(pos, false));
           pos += 8;
           break;
         case 0x88: // NEWTRUE
@@ -1002,9 +1011,13 @@ class Unpickler {
     return v;
   }
 
+  private float(v: number): number | PyFloat {
+    return this.exactFloats ? floatValue(v) : v;
+  }
+
   /** Depth a value adds to its holder: 0 for scalars, bytes and PyFloat, else the container's own depth. */
   private itemDepth(v: object): number {
-    if (v instanceof PyFloat) return 0;
+    if (isPyFloat(v)) return 0;
     const known = this.depths.get(v);
     if (known !== undefined) return known;
     return v instanceof Uint8Array ? 0 : 1;
@@ -1178,7 +1191,7 @@ function forEachChild(node: object, fn: (child: unknown) => void): void {
       fn(k);
       fn(v);
     }
-  else if (!(node instanceof Uint8Array) && !(node instanceof PyFloat))
+  else if (!(node instanceof Uint8Array) && !isPyFloat(node))
     for (const k in node) fn((node as Record<string, unknown>)[k]);
 }
 
@@ -1217,7 +1230,7 @@ function fixReferences(root: unknown, replaced: Map<object, Map<unknown, unknown
       const items = [...node].map(swap);
       node.clear();
       for (const v of items) node.add(v);
-    } else if (!(node instanceof Uint8Array) && !(node instanceof PyFloat)) {
+    } else if (!(node instanceof Uint8Array) && !isPyFloat(node)) {
       const rec = node as Record<string, unknown>;
       for (const k of Object.keys(rec)) {
         const v = rec[k];

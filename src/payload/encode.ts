@@ -3,7 +3,7 @@
 import { PickleError } from "./errors.js";
 import { MAX_DEPTH } from "./limits.js";
 import { encodeUtf8 } from "./utf8.js";
-import { isByteArray, isFrozenSet, isTuple, PyFloat } from "./values.js";
+import { isByteArray, isFrozenSet, isPyFloat, isTuple } from "./values.js";
 
 export type Protocol = 2 | 3 | 4 | 5;
 
@@ -257,7 +257,7 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       w.byte(0x4e);
       return;
     }
-    if (v instanceof PyFloat) {
+    if (isPyFloat(v)) {
       float(v.value);
       return;
     }
@@ -336,7 +336,11 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
       v instanceof ArrayBuffer ||
       ArrayBuffer.isView(v)
     ) {
-      throw new PickleError(`cannot pickle a ${describe(v)}: convert it to plain data first`);
+      const hint =
+        v instanceof Date
+          ? "send date.toISOString() (Python: datetime.fromisoformat) or date.getTime() / 1000 (a timestamp)"
+          : "convert it to plain data first";
+      throw new PickleError(`cannot pickle a ${describe(v)}: ${hint}`);
     }
     // plain objects (and class instances, like JSON) become dicts of their own enumerable string keys
     w.byte(0x7d);

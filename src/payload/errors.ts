@@ -1,13 +1,20 @@
-// Errors of the payload codec; their messages are the texts of flash-toolkit.md §3.2 where one exists.
-import { DESERIALIZE_TIMEOUT_SECONDS, MAX_PAYLOAD_BASE64_CHARS } from "./limits.js";
+// Errors of the payload codec; their messages are the texts of docs/toolkit.md §3.2 where one exists.
+import { type ErrorCode, FlashError } from "../errors.js";
+
+/** One class for every payload over its limit, shared with the endpoint client. */
+export { PayloadTooLargeError } from "../errors.js";
+
+import { DESERIALIZE_TIMEOUT_SECONDS } from "./limits.js";
 
 /** A pickle that cannot be decoded or a value that cannot be encoded; the message says why. */
-export class PickleError extends Error {
+export class PickleError extends FlashError {
+  readonly code: ErrorCode = "PICKLE_INVALID";
   override name = "PickleError";
 }
 
 /** The decoder refused a global (a class, function or module attribute): nothing was resolved or run. */
 export class PickleGlobalError extends PickleError {
+  override readonly code = "PICKLE_GLOBAL_REFUSED";
   override name = "PickleGlobalError";
   constructor(
     readonly module: string,
@@ -18,24 +25,17 @@ export class PickleGlobalError extends PickleError {
   }
 }
 
-/** flash-toolkit.md §3.2 `PayloadTooLargeError`: one base64 argument is longer than the limit. */
-export class PayloadTooLargeError extends Error {
-  override name = "PayloadTooLargeError";
-  constructor(readonly chars: number) {
-    const mb = (n: number): string => (n / (1024 * 1024)).toFixed(1);
-    super(`Payload size ${mb(chars)} MB exceeds limit of ${mb(MAX_PAYLOAD_BASE64_CHARS)} MB`);
-  }
-}
-
-/** flash-toolkit.md §3.2 `DeserializeTimeoutError`: decoding ran past its wall-clock budget. */
-export class DeserializeTimeoutError extends Error {
+/** docs/toolkit.md §3.2 `DeserializeTimeoutError`: decoding ran past its wall-clock budget. */
+export class DeserializeTimeoutError extends FlashError {
+  readonly code = "DESERIALIZE_TIMEOUT";
   override name = "DeserializeTimeoutError";
   constructor(seconds: number = DESERIALIZE_TIMEOUT_SECONDS) {
     super(`Deserialization timed out after ${seconds}s`);
   }
 }
 
-/** Any failure of (de)serializing one argument, wrapped as flash-toolkit.md §3.2 words it. */
-export class SerializationError extends Error {
+/** Any failure of (de)serializing one argument, wrapped as docs/toolkit.md §3.2 words it. */
+export class SerializationError extends FlashError {
+  readonly code = "SERIALIZATION_FAILED";
   override name = "SerializationError";
 }

@@ -1,5 +1,5 @@
 // The only globals a pickle may name: pure-data constructors that CPython's pickler writes for plain values
-// at protocols 0–4 (dependencies.md §3). They are implemented by this table; nothing is imported or looked up.
+// at protocols 0–4 (docs/design.md §4.3). They are implemented by this table; nothing is imported or looked up.
 import { PickleError, PickleGlobalError } from "./errors.js";
 import { utf8Strict } from "./text.js";
 import { asByteArray, asFrozenSet, isTuple, unhashableType } from "./values.js";
@@ -24,6 +24,13 @@ const ALLOWED = new Map<string, AllowedKind>([
   ["_codecs\nencode", "encode"],
 ]);
 
+/** How to send the standard library's common non-plain values as plain data instead. */
+const CONVERT = new Map<string, string>([
+  ["datetime", "send datetime values as ISO text (d.isoformat()) or a timestamp (d.timestamp())"],
+  ["decimal\nDecimal", "send a Decimal as str(d) (exact) or float(d)"],
+  ["builtins\ncomplex", "send a complex as a tuple (z.real, z.imag)"],
+]);
+
 /**
  * Looks a global up in the allow-list; anything else is refused with an error naming it. Below protocol 3
  * Python 2's `__builtin__` means `builtins`, as CPython's fix_imports maps it (from protocol 3 on it is no module).
@@ -32,10 +39,12 @@ export function resolveGlobal(module: string, qualname: string, protocol: number
   const mapped = module === "__builtin__" && protocol < 3 ? "builtins" : module;
   const kind = ALLOWED.get(`${mapped}\n${qualname}`);
   if (kind === undefined) {
+    const hint =
+      CONVERT.get(`${mapped}\n${qualname}`) ?? (mapped === "datetime" ? CONVERT.get("datetime") : undefined);
     throw new PickleGlobalError(
       module,
       qualname,
-      "the pickle references code or a class, and this worker only decodes plain data (None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)",
+      `the pickle references code or a class, and this worker only decodes plain data (None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)${hint ? `; ${hint}` : ""}`,
     );
   }
   return new GlobalRef(kind, module, qualname);

@@ -1,6 +1,6 @@
 /**
  * Payload codec and remote functions: pickle decoding and encoding for the remote-function toolkit
- * (flash-toolkit.md §2–§3), base64 limits with the document's messages, and a pure dispatcher.
+ * (docs/toolkit.md §2–§3), base64 limits with the document's messages, and a pure dispatcher.
  *
  * Python ↔ JS value mapping (decode → encode gives Python back the same value and type):
  *
@@ -24,9 +24,20 @@
  *
  * Shared and recursive references keep their identity both ways. A plain object's integer-like keys
  * ("1", "2") are listed first by JS, so such a dict comes back equal but possibly reordered. Tags live in
- * WeakSets, so a copy (`[...t]`, `new Set(s)`) is a plain list / set again.
+ * WeakSets kept on globalThis (and PyFloat is recognised by a Symbol.for brand), so values made by any copy
+ * of the package are recognised by all; a copy (`[...t]`, `new Set(s)`) is a plain list / set again.
+ *
+ * Remote functions decode their arguments with `floats: "number"` unless registered with `exact: true`:
+ * an integral float arrives as a plain number, and declared types (pytypes.ts) say what goes back as float.
  */
-export { b64decode, deserializeArg, deserializeArgs, deserializeKwargs, serializeArg } from "./base64.js";
+export {
+  b64decode,
+  deserializeArg,
+  deserializeArgs,
+  deserializeKwargs,
+  serializeArg,
+  serializeResult,
+} from "./base64.js";
 export { type DecodeOptions, decode } from "./decode.js";
 export { type EncodeOptions, encode, type Protocol } from "./encode.js";
 export {
@@ -44,9 +55,12 @@ export {
   MAX_MEMO_ENTRIES,
   MAX_PAYLOAD_BASE64_CHARS,
 } from "./limits.js";
+export { convert, formatPyType, type PyType, PyTypeError, parsePyType, TypeMismatch } from "./pytypes.js";
 export {
+  type Captured,
   createRemoteDispatcher,
   type DispatcherOptions,
+  declaredTypes,
   functionResponse,
   isFunctionRequest,
   MAX_INSTANCES,
@@ -66,8 +80,10 @@ export {
   frozenset,
   isByteArray,
   isFrozenSet,
+  isPyFloat,
   isTuple,
   PyFloat,
+  pythonTypeName,
   type Tuple,
   tuple,
 } from "./values.js";

@@ -1,8 +1,8 @@
-// Decoded values → plain JSON data, for `json_result` (flash-toolkit.md §2.2) and `serialization_format: "json"`.
+// Decoded values → plain JSON data, for `json_result` (docs/toolkit.md §2.2) and `serialization_format: "json"`.
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
 import { MAX_DEPTH } from "./limits.js";
-import { PyFloat } from "./values.js";
+import { isPyFloat } from "./values.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -35,7 +35,7 @@ export function toJson(value: unknown): Json {
         throw new PickleError(`a ${typeof v} has no JSON form`);
     }
     if (v === null) return null;
-    if (v instanceof PyFloat) return v.value;
+    if (isPyFloat(v)) return v.value;
     if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64");
     if (depth > MAX_DEPTH) throw new PickleError(`value nests deeper than ${MAX_DEPTH} levels`);
     if (path.has(v)) throw new PickleError("a value that contains itself has no JSON form");

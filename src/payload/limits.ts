@@ -1,10 +1,10 @@
 // Limits of the payload codec. The first two come from the interface document; the rest bound what
 // a hostile pickle can make the decoder build.
 
-/** flash-toolkit.md §3.1 `MAX_PAYLOAD_SIZE`: length of one base64 argument before decoding, 10 MiB; equal passes. */
+/** docs/toolkit.md §3.1 `MAX_PAYLOAD_SIZE`: length of one base64 argument before decoding, 10 MiB; equal passes. */
 export const MAX_PAYLOAD_BASE64_CHARS = 10 * 1024 * 1024;
 
-/** flash-toolkit.md §3.1 `DESERIALIZE_TIMEOUT_SECONDS`: wall-clock budget of one decode call. */
+/** docs/toolkit.md §3.1 `DESERIALIZE_TIMEOUT_SECONDS`: wall-clock budget of one decode call. */
 export const DESERIALIZE_TIMEOUT_SECONDS = 30;
 
 /** The decoder reads the clock once per this many opcodes (a power of two, used as a mask). */

@@ -1,10 +1,13 @@
-// Remote-function dispatch: a FunctionRequest (flash-toolkit.md §2.1) → the registered TypeScript function or
+// Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
+import { FlashError, isFlashError } from "../errors.js";
 import { stackText } from "../log/stack.js";
-import { deserializeArg, serializeArg } from "./base64.js";
+import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
 import { toJson } from "./json.js";
+import { convert, type PyType, parsePyType, TypeMismatch, type TypeNode } from "./pytypes.js";
+import { missingArgumentsMessage, parameterNames } from "./signature.js";
 import type { FunctionRequest, FunctionResponse, InstanceInfo } from "./types.js";
 
 /** Any function; parameters are typed by the user, so the registry accepts every signature. */
@@ -16,7 +19,16 @@ export type RemoteClass = abstract new (...args: never[]) => object;
 export interface RemoteEntry {
   target: RemoteFunction | RemoteClass;
   params?: readonly string[];
+  /** Python types of parameters (by name, listed in `params`) and of `return`; see pytypes.ts. */
+  types?: Readonly<Record<string, PyType>>;
+  /** Arguments exactly as decoded: an integral float stays a PyFloat, so passing it back keeps float. */
+  exact?: boolean;
 }
+
+/** The outcome of a call and what it wrote to stdout and stderr meanwhile. */
+export type Captured<T> =
+  | { ok: true; value: T; output: string }
+  | { ok: false; error: unknown; output: string };
 
 export type RemoteTarget = RemoteFunction | RemoteClass | RemoteEntry;
 export type RemoteRegistry = ReadonlyMap<string, RemoteTarget>;
@@ -30,6 +42,38 @@ export interface DispatcherOptions {
   now?: () => Date;
   /** Class instances kept at once; the least recently used is dropped beyond it. */
   maxInstances?: number;
+  /** Runs a user call and captures its output for `stdout`; without it, `stdout` is "". */
+  capture?: <T>(call: () => Promise<T>) => Promise<Captured<T>>;
+}
+
+/** Parsed declarations of an entry, by parameter position and for the return value. */
+interface Declared {
+  args: (TypeNode | undefined)[];
+  result?: TypeNode;
+}
+
+/** Checks an entry's declarations (names listed in params, types readable); throws a TypeError naming the fault. */
+export function declaredTypes(name: string, entry: RemoteEntry): Declared {
+  const declared: Declared = { args: [] };
+  for (const [key, type] of Object.entries(entry.types ?? {})) {
+    let node: TypeNode;
+    try {
+      node = parsePyType(type);
+    } catch (e) {
+      throw new TypeError(`remote("${name}"): types.${key}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (key === "return") {
+      declared.result = node;
+      continue;
+    }
+    const at = entry.params?.indexOf(key) ?? -1;
+    if (at < 0)
+      throw new TypeError(
+        `remote("${name}"): types names the parameter '${key}', which params does not list (params: [${(entry.params ?? []).map((p) => `"${p}"`).join(", ")}])`,
+      );
+    declared.args[at] = node;
+  }
+  return declared;
 }
 
 /** Instances kept in class mode, keyed by instance_id. */
@@ -75,7 +119,11 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-class RequestError extends Error {}
+/** A FunctionRequest that names nothing callable: answered with its message alone, no stack. */
+class RequestError extends FlashError {
+  readonly code = "REMOTE_REQUEST_INVALID";
+  override name = "RequestError";
+}
 
 function entryOf(t: RemoteTarget): RemoteEntry {
   return typeof t === "function" ? { target: t } : t;
@@ -85,6 +133,8 @@ function entryOf(t: RemoteTarget): RemoteEntry {
 export class RemoteDispatcher {
   readonly instances = new Map<string, Instance>();
   private readonly now: () => Date;
+  private readonly declarations = new WeakMap<object, Declared>();
+  private readonly signatures = new WeakMap<object, (string | undefined)[] | undefined>();
 
   constructor(
     private readonly registry: RemoteRegistry,
@@ -95,17 +145,37 @@ export class RemoteDispatcher {
 
   /** Never throws: every failure is a `success: false` response with the reason in `error`. */
   async dispatch(request: FunctionRequest): Promise<FunctionResponse> {
+    const output = { text: "" };
     try {
       return request.execution_type === "class"
-        ? await this.callMethod(request)
-        : await this.callFunction(request);
+        ? await this.callMethod(request, output)
+        : await this.callFunction(request, output);
     } catch (e) {
       return functionResponse({
         success: false,
-        error: e instanceof RequestError ? e.message : errorText(e),
-        stdout: "",
+        error: isFlashError(e, "REMOTE_REQUEST_INVALID") ? e.message : errorText(e),
+        stdout: output.text,
       });
     }
+  }
+
+  /** Runs the user's code with its output added to `output.text`; rethrows what it throws. */
+  private async run(call: () => unknown, output: { text: string }): Promise<unknown> {
+    const capture = this.options.capture;
+    if (capture === undefined) return await call();
+    const done = await capture(async () => await call());
+    output.text += done.output;
+    if (!done.ok) throw done.error;
+    return done.value;
+  }
+
+  private declared(name: string, entry: RemoteEntry): Declared {
+    let d = this.declarations.get(entry.target);
+    if (d === undefined) {
+      d = declaredTypes(name, entry);
+      this.declarations.set(entry.target, d);
+    }
+    return d;
   }
 
   private json(request: FunctionRequest): boolean {
@@ -116,6 +186,7 @@ export class RemoteDispatcher {
     request: FunctionRequest,
     args: unknown,
     kwargs: unknown,
+    exact = false,
   ): [unknown[], Record<string, unknown>] {
     const list = args ?? [];
     const dict = kwargs ?? {};
@@ -123,12 +194,13 @@ export class RemoteDispatcher {
     if (typeof dict !== "object" || dict === null || Array.isArray(dict))
       throw new RequestError("kwargs must be an object");
     if (this.json(request)) return [list, dict as Record<string, unknown>];
-    // the limits and messages of flash-toolkit.md §3 apply to each argument on its own
-    const decoded = list.map((a) => deserializeArg(a, this.options.decode));
+    // the limits and messages of docs/toolkit.md §3 apply to each argument on its own
+    const options: DecodeOptions = { ...this.options.decode, floats: exact ? "PyFloat" : "number" };
+    const decoded = list.map((a) => deserializeArg(a, options));
     const named: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(dict)) {
       Object.defineProperty(named, k, {
-        value: deserializeArg(v, this.options.decode),
+        value: deserializeArg(v, options),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -137,43 +209,91 @@ export class RemoteDispatcher {
     return [decoded, named];
   }
 
-  /** Positional args, then kwargs: by parameter name when the entry lists them, else as one trailing object. */
+  /**
+   * Positional args, then kwargs: by parameter name when the entry lists them, else as one trailing object.
+   * Required parameters (those before the first default) left out are Python's TypeError.
+   */
   private callArgs(
-    name: string,
-    entry: RemoteEntry,
+    callee: string,
+    target: RemoteFunction | RemoteClass | Call,
+    params: readonly string[] | undefined,
     args: unknown[],
     kwargs: Record<string, unknown>,
   ): unknown[] {
     const keys = Object.keys(kwargs);
-    if (keys.length === 0) return args;
-    if (entry.params === undefined) return [...args, kwargs];
     const out = [...args];
+    const given = new Set<number>(args.keys());
+    if (keys.length > 0 && params === undefined) {
+      out.push(kwargs);
+      return out;
+    }
     for (const k of keys) {
-      const at = entry.params.indexOf(k);
-      if (at < 0) throw new RequestError(`${name}() got an unexpected keyword argument '${k}'`);
-      if (at < args.length) throw new RequestError(`${name}() got multiple values for argument '${k}'`);
+      const at = params!.indexOf(k);
+      if (at < 0) throw new RequestError(`${callee}() got an unexpected keyword argument '${k}'`);
+      if (at < args.length) throw new RequestError(`${callee}() got multiple values for argument '${k}'`);
       while (out.length < at) out.push(undefined);
       out[at] = kwargs[k];
+      given.add(at);
     }
+    const missing: string[] = [];
+    for (let i = 0; i < target.length; i++) {
+      if (given.has(i)) continue;
+      missing.push(params?.[i] ?? this.parameterNames(target)?.[i] ?? `#${i + 1}`);
+    }
+    if (missing.length > 0) throw new RequestError(missingArgumentsMessage(callee, missing));
     return out;
+  }
+
+  private parameterNames(target: RemoteFunction | RemoteClass | Call): (string | undefined)[] | undefined {
+    if (!this.signatures.has(target)) this.signatures.set(target, parameterNames(target));
+    return this.signatures.get(target);
+  }
+
+  /** Arguments converted to their declared types; a mismatch is a TypeError-shaped request error. */
+  private typedArgs(
+    callee: string,
+    declared: Declared,
+    params: readonly string[] | undefined,
+    args: unknown[],
+  ): unknown[] {
+    if (declared.args.length === 0) return args;
+    return args.map((v, i) => {
+      const node = declared.args[i];
+      if (node === undefined || v === undefined) return v;
+      try {
+        return convert(v, node, "in", `argument '${params?.[i] ?? i}'`);
+      } catch (e) {
+        if (e instanceof TypeMismatch) throw new RequestError(`${callee}() ${e.message}`);
+        throw e;
+      }
+    });
   }
 
   private answer(
     request: FunctionRequest,
     value: unknown,
-    extra: Partial<FunctionResponse> = {},
+    extra: Partial<FunctionResponse> & { stdout: string },
   ): FunctionResponse {
-    if (this.json(request))
-      return functionResponse({ success: true, json_result: toJson(value), stdout: "", ...extra });
+    if (this.json(request)) return functionResponse({ success: true, json_result: toJson(value), ...extra });
     return functionResponse({
       success: true,
-      result: serializeArg(
+      result: serializeResult(
         value,
         this.options.protocol === undefined ? undefined : { protocol: this.options.protocol },
       ),
-      stdout: "",
       ...extra,
     });
+  }
+
+  /** The return value converted to its declared type (declared floats go back as float). */
+  private typedResult(callee: string, declared: Declared, value: unknown): unknown {
+    if (declared.result === undefined) return value;
+    try {
+      return convert(value, declared.result, "out", "return value");
+    } catch (e) {
+      if (e instanceof TypeMismatch) throw new RequestError(`${callee}() ${e.message}`);
+      throw e;
+    }
   }
 
   private lookup(name: string, request: FunctionRequest, code: string | null | undefined): RemoteEntry {
@@ -189,18 +309,25 @@ export class RemoteDispatcher {
     );
   }
 
-  private async callFunction(request: FunctionRequest): Promise<FunctionResponse> {
+  private async callFunction(request: FunctionRequest, output: { text: string }): Promise<FunctionResponse> {
     const name = request.function_name;
     if (typeof name !== "string" || name.length === 0) {
       throw new RequestError('function_name is required when execution_type is "function"');
     }
     const entry = this.lookup(name, request, request.function_code);
-    const [args, kwargs] = this.decodeArgs(request, request.args, request.kwargs);
-    const value = await (entry.target as unknown as Call)(...this.callArgs(name, entry, args, kwargs));
-    return this.answer(request, value);
+    const declared = this.declared(name, entry);
+    const [args, kwargs] = this.decodeArgs(request, request.args, request.kwargs, entry.exact);
+    const call = this.typedArgs(
+      name,
+      declared,
+      entry.params,
+      this.callArgs(name, entry.target, entry.params, args, kwargs),
+    );
+    const value = await this.run(() => (entry.target as unknown as Call)(...call), output);
+    return this.answer(request, this.typedResult(name, declared, value), { stdout: output.text });
   }
 
-  private async callMethod(request: FunctionRequest): Promise<FunctionResponse> {
+  private async callMethod(request: FunctionRequest, output: { text: string }): Promise<FunctionResponse> {
     const className = request.class_name;
     if (typeof className !== "string" || className.length === 0) {
       throw new RequestError('class_name is required when execution_type is "class"');
@@ -208,10 +335,18 @@ export class RemoteDispatcher {
     const entry = this.lookup(className, request, request.class_code);
     let id = request.instance_id ?? null;
     let inst = id !== null && request.create_new_instance === false ? this.instances.get(id) : undefined;
+    const methodName = request.method_name ?? "__call__";
+    const [args, kwargs] = this.decodeArgs(request, request.args, request.kwargs, entry.exact);
     if (inst === undefined) {
-      const [cargs, ckwargs] = this.decodeArgs(request, request.constructor_args, request.constructor_kwargs);
+      const [cargs, ckwargs] = this.decodeArgs(
+        request,
+        request.constructor_args,
+        request.constructor_kwargs,
+        entry.exact,
+      );
       const Ctor = entry.target as unknown as new (...a: unknown[]) => object;
-      const object = new Ctor(...this.callArgs(className, { target: entry.target }, cargs, ckwargs));
+      const ctorArgs = this.callArgs(`${className}.__init__`, Ctor, undefined, cargs, ckwargs);
+      const object = (await this.run(() => new Ctor(...ctorArgs), output)) as object;
       const at = this.now().toISOString();
       inst = { object, info: { class_name: className, created_at: at, method_calls: 0, last_used: at } };
       id ??= `${className}_${Math.random().toString(16).slice(2, 10).padEnd(8, "0")}`;
@@ -219,17 +354,19 @@ export class RemoteDispatcher {
     } else {
       this.keep(id!, inst);
     }
-    const methodName = request.method_name ?? "__call__";
     const method = findMethod(inst.object, methodName);
     if (method === undefined) throw new RequestError(`'${className}' object has no method '${methodName}'`);
-    const [args, kwargs] = this.decodeArgs(request, request.args, request.kwargs);
-    const value = await method.apply(
-      inst.object,
-      this.callArgs(methodName, { target: entry.target }, args, kwargs),
-    );
+    const callee = `${className}.${methodName}`;
+    const object = inst.object;
+    const methodArgs = this.callArgs(callee, method, undefined, args, kwargs);
+    const value = await this.run(() => method.apply(object, methodArgs), output);
     inst.info.method_calls++;
     inst.info.last_used = this.now().toISOString();
-    return this.answer(request, value, { instance_id: id, instance_info: { ...inst.info } });
+    return this.answer(request, value, {
+      instance_id: id,
+      instance_info: { ...inst.info },
+      stdout: output.text,
+    });
   }
 
   /** Stores (or refreshes) an instance as most recently used, dropping the oldest beyond the cap. */

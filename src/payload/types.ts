@@ -1,6 +1,6 @@
-// The remote-function wire types, field for field as flash-toolkit.md §2.1–§2.2 define them (snake_case on the wire).
+// The remote-function wire types, field for field as docs/toolkit.md §2.1–§2.2 define them (snake_case on the wire).
 
-/** The body of a remote call (flash-toolkit.md §2.1); `args` / `kwargs` carry base64 cloudpickle unless `serialization_format` is "json". */
+/** The body of a remote call (docs/toolkit.md §2.1); `args` / `kwargs` carry base64 cloudpickle unless `serialization_format` is "json". */
 export interface FunctionRequest {
   function_name?: string | null;
   function_code?: string | null;
@@ -21,7 +21,7 @@ export interface FunctionRequest {
   serialization_format?: "cloudpickle" | "json" | string;
 }
 
-/** Class-mode metadata (flash-toolkit.md §2.2, WT src/class_executor.py). */
+/** Class-mode metadata (docs/toolkit.md §2.2, WT src/class_executor.py). */
 export interface InstanceInfo {
   class_name: string;
   created_at: string;

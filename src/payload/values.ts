@@ -1,8 +1,16 @@
 // JS representations of Python values that have no native JS twin (see the mapping in index.ts).
+// Their identity lives on globalThis under Symbol.for keys: a value made by any copy of flash-worker
+// in the process (the CLI's, a user's node_modules one, one tsx loaded again) is recognised by all.
+
+const BRAND = Symbol.for("flash-worker.PyFloat");
 
 /** A Python float whose value is integral (1.0, -3.0): kept apart from int so it round-trips as float. */
 export class PyFloat {
   constructor(readonly value: number) {}
+  /** `x instanceof PyFloat` is true for a PyFloat made by any copy of the package. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isPyFloat(value);
+  }
   valueOf(): number {
     return this.value;
   }
@@ -13,11 +21,22 @@ export class PyFloat {
     return Number.isInteger(this.value) ? `${this.value}.0` : String(this.value);
   }
 }
+Object.defineProperty(PyFloat.prototype, BRAND, { value: true });
 
-const tuples = new WeakSet<readonly unknown[]>();
-const bytearrays = new WeakSet<Uint8Array>();
-const frozensets = new WeakSet<ReadonlySet<unknown>>();
+/** True for a PyFloat of any copy of the package (the brand is on every copy's prototype). */
+export function isPyFloat(value: unknown): value is PyFloat {
+  return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+}
 
+interface Tags {
+  tuples: WeakSet<readonly unknown[]>;
+  bytearrays: WeakSet<Uint8Array>;
+  frozensets: WeakSet<ReadonlySet<unknown>>;
+}
+const TAGS = Symbol.for("flash-worker.python-tags");
+const holder = globalThis as { [TAGS]?: Tags };
+holder[TAGS] ??= { tuples: new WeakSet(), bytearrays: new WeakSet(), frozensets: new WeakSet() };
+const { tuples, bytearrays, frozensets } = holder[TAGS];
 /** A Python tuple: a frozen array remembered as a tuple. */
 export type Tuple = readonly unknown[];
 
@@ -77,7 +96,7 @@ export function isFrozenSet(value: unknown): boolean {
  * tuple), as CPython's "unhashable type: '<name>'" names it; undefined when the value can be a key or member.
  */
 export function unhashableType(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null || value instanceof PyFloat) return undefined;
+  if (typeof value !== "object" || value === null || isPyFloat(value)) return undefined;
   if (value instanceof Uint8Array) return bytearrays.has(value) ? "bytearray" : undefined;
   if (Array.isArray(value)) {
     if (!tuples.has(value)) return "list";
@@ -90,4 +109,35 @@ export function unhashableType(value: unknown): string | undefined {
   if (value instanceof Set) return frozensets.has(value) ? undefined : "set";
   if (value instanceof Map || Object.getPrototypeOf(value) === Object.prototype) return "dict";
   return undefined;
+}
+
+/** The Python type a JS value is sent as (the encoder's mapping), or what it is in JS when it has none. */
+export function pythonTypeName(value: unknown): string {
+  switch (typeof value) {
+    case "number":
+      return Number.isInteger(value) && Number.isSafeInteger(value) && !Object.is(value, -0)
+        ? "int"
+        : "float";
+    case "bigint":
+      return "int";
+    case "string":
+      return "str";
+    case "boolean":
+      return "bool";
+    case "undefined":
+      return "None";
+    case "object":
+      break;
+    default:
+      return `a JS ${typeof value}`;
+  }
+  if (value === null) return "None";
+  if (isPyFloat(value)) return "float";
+  if (value instanceof Uint8Array) return isByteArray(value) ? "bytearray" : "bytes";
+  if (Array.isArray(value)) return isTuple(value) ? "tuple" : "list";
+  if (value instanceof Set) return isFrozenSet(value) ? "frozenset" : "set";
+  if (value instanceof Map) return "dict";
+  const proto = Object.getPrototypeOf(value) as object | null;
+  if (proto === Object.prototype || proto === null) return "dict";
+  return `a JS ${value.constructor?.name ?? "object"}`;
 }

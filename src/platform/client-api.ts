@@ -4,7 +4,7 @@ import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitParam } from "./http.js";
 import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "./jobs.js";
 
-/** The platform's payload limits (worker-protocol §11): /run 10 MB, /runsync 20 MB. */
+/** The platform's payload limits (docs/protocol.md §11): /run 10 MB, /runsync 20 MB. */
 export const RUN_BODY_LIMIT = 10 * MB;
 export const RUNSYNC_BODY_LIMIT = 20 * MB;
 /** /runsync and /status-sync wait this long without `?wait=` (the platform's 90 s). */
@@ -58,7 +58,7 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** The client API under /v2/<endpoint_id>/: what runpod-sdk and curl call (peers §E.3). */
+/** The client API under /v2/<endpoint_id>/: what runpod-sdk and curl call (docs/protocol.md §16). */
 export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
   const { scheduler } = ctx;
   addJsonParser(app, "application/json");

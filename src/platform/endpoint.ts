@@ -47,7 +47,7 @@ export interface WorkerRecord {
   /** Job ids to hand out on its next job-stop poll. */
   stops: string[];
   wakeStop?: () => void;
-  /** Set by a ping with `status=unhealthy` (worker-protocol §3.8). */
+  /** Set by a ping with `status=unhealthy` (docs/protocol.md §3.8). */
   unhealthy?: string;
   /** When it last held no job, for the pool's idle timeout. */
   idleSince: number;

@@ -1,15 +1,17 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { FlashError, isFlashError } from "../errors.js";
 import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { EndpointState } from "./endpoint.js";
 import type { Scheduler } from "./scheduler.js";
 
 /** An error with the HTTP status to answer it with; the body is `{"error": message}`. */
-export class HttpError extends Error {
+export class HttpError extends FlashError {
+  readonly code = "HTTP_STATUS";
   override name = "HttpError";
   constructor(
-    readonly statusCode: number,
+    readonly status: number,
     message: string,
   ) {
     super(message);
@@ -24,7 +26,8 @@ export const formatBytes = (bytes: number): string =>
 /** Turns fastify's and our own errors into `{"error": "..."}` with a status a client can act on. */
 export function errorHandler(log: Logger) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
+    if (isFlashError(err, "HTTP_STATUS"))
+      return reply.code((err as HttpError).status).send({ error: err.message });
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limit = request.routeOptions.bodyLimit ?? 0;
       return drainRequest(request.raw).then(() =>
@@ -59,7 +62,7 @@ function sameKey(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (worker-protocol §3.1). */
+/** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (docs/protocol.md §3.1). */
 export function checkKey(request: FastifyRequest, apiKey: string, allowRaw: boolean): void {
   const header = request.headers.authorization;
   if (typeof header === "string") {
@@ -89,7 +92,7 @@ export function clientGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/** A `?wait=` value in ms within the platform's range 1000–300000 (peers §E.3), or the default. */
+/** A `?wait=` value in ms within the platform's range 1000–300000 (docs/protocol.md §16), or the default. */
 export function waitParam(raw: unknown, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 
-/** Job ids look like the platform's: `<uuid>-e1`, and `sync-<uuid>-e1` for /runsync (worker-protocol §2.1). */
+/** Job ids look like the platform's: `<uuid>-e1`, and `sync-<uuid>-e1` for /runsync (docs/protocol.md §2.1). */
 export function newJobId(sync: boolean): string {
   return `${sync ? "sync-" : ""}${randomUUID()}-e1`;
 }

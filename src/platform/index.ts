@@ -1,4 +1,4 @@
-// The local platform: the serverless endpoint API on localhost (DESIGN §3). It never imports src/worker.
+// The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports src/worker.
 
 export { curlCommand, shellQuote } from "./curl.js";
 export type { EndpointConfig } from "./endpoint.js";

@@ -1,4 +1,4 @@
-/** The platform's job states (worker-protocol §4.6). */
+/** The platform's job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
 
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set([
@@ -26,7 +26,7 @@ export interface JobRecord {
   createdAt: number;
   takenAt?: number;
   finishedAt?: number;
-  /** Queued → taken, in ms (DESIGN §4.5). */
+  /** Queued → taken, in ms (docs/design.md §4.5). */
   delayTime?: number;
   /** Taken → done, in ms. */
   executionTime?: number;

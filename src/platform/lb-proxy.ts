@@ -1,5 +1,5 @@
 // Load-balanced endpoints on the local platform: worker processes serving HTTP, health-checked through `/ping`
-// (200 ready, 204 initializing, anything else unhealthy: flash-toolkit §4.2), and a proxy from
+// (200 ready, 204 initializing, anything else unhealthy: docs/toolkit.md §4.2), and a proxy from
 // `/lb/<endpoint_id>/<path>` to a ready worker.
 import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";

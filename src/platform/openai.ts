@@ -1,13 +1,15 @@
 // The chat-completion-compatible base URL `/v2/<endpoint_id>/openai/v1`: each request becomes a job whose
 // input is `{openai_route, openai_input}` (the platform's language-model worker convention), answered with
 // the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isFlashError } from "../errors.js";
 import type { PlatformContext } from "./context.js";
 import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
 import { isTerminal, type JobRecord } from "./jobs.js";
 
-/** Bodies up to the /runsync limit (worker-protocol §11). */
+/** Bodies up to the /runsync limit (docs/protocol.md §11). */
 const BODY_LIMIT = 20 * 1024 * 1024;
 /** A request waits for its job at most this long beyond the job's own execution timeout (queue time). */
 const QUEUE_ALLOWANCE_MS = 5 * 60_000;
@@ -20,18 +22,33 @@ function openaiError(status: number, message: string, code?: string) {
   return { error: { message, type, code: code ?? null, param: null } };
 }
 
-/** The worker's error text: runpod-python's JSON error string carries `error_message`. */
+/** The error_type a chat-completion worker gives a route it does not implement (routes/openai.ts): a 404. */
+const ROUTE_NOT_FOUND = "<class 'OpenAIRouteNotFoundError'>";
+/** runpod-python's error of a generator handler: `handler: <message> \ntraceback: <stack>` (docs/protocol.md §4.3). */
+const GENERATOR_ERROR = /^handler: ([\s\S]*?) \ntraceback: /;
+
+/** The worker's error text without its traceback: runpod-python's JSON error string carries `error_message`. */
 export function jobErrorMessage(error: unknown): string {
   if (typeof error === "string") {
     try {
       const parsed = JSON.parse(error) as { error_message?: unknown };
       if (typeof parsed.error_message === "string") return parsed.error_message;
     } catch {
-      // Not JSON: the text is the message.
+      // Not JSON: a generator's error string, or the text is the message.
     }
-    return error;
+    return GENERATOR_ERROR.exec(error)?.[1] ?? error;
   }
   return JSON.stringify(error) ?? "unknown error";
+}
+
+function errorType(error: unknown): string | undefined {
+  if (typeof error !== "string") return undefined;
+  try {
+    const parsed = JSON.parse(error) as { error_type?: unknown };
+    return typeof parsed.error_type === "string" ? parsed.error_type : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a non-streaming request gets: a generator's aggregated single answer is unwrapped. */
@@ -50,7 +67,11 @@ function sseOf(chunk: unknown): string {
 function failure(job: JobRecord): { status: number; message: string } {
   if (job.status === "TIMED_OUT") return { status: 504, message: `Job ${job.id} timed out` };
   if (job.status === "CANCELLED") return { status: 499, message: `Job ${job.id} was cancelled` };
-  if (job.status === "FAILED") return { status: 500, message: jobErrorMessage(job.error) };
+  if (job.status === "FAILED")
+    return {
+      status: errorType(job.error) === ROUTE_NOT_FOUND ? 404 : 500,
+      message: jobErrorMessage(job.error),
+    };
   return { status: 504, message: `Job ${job.id} did not finish in time (status ${job.status})` };
 }
 
@@ -59,7 +80,7 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
   addJsonParser(app, "application/json");
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err instanceof HttpError ? err.statusCode : (err.statusCode ?? 500);
+    const status = isFlashError(err, "HTTP_STATUS") ? (err as HttpError).status : (err.statusCode ?? 500);
     if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
     return reply.code(status).send(openaiError(status, err.message));
   });

@@ -31,7 +31,7 @@ export interface SubmitRequest {
   sync: boolean;
 }
 
-/** A body posted to job-done (worker-protocol §3.4, §3.6, §15). */
+/** A body posted to job-done (docs/protocol.md §3.4, §3.6, §15). */
 export interface ResultBody {
   status?: unknown;
   output?: unknown;
@@ -234,7 +234,7 @@ export class Scheduler {
     };
   }
 
-  /** job-take: up to `max` jobs, waiting up to `waitMs` for the first (worker-protocol §3.2). */
+  /** job-take: up to `max` jobs, waiting up to `waitMs` for the first (docs/protocol.md §3.2). */
   take(
     endpoint: EndpointState,
     workerId: string,
@@ -263,7 +263,7 @@ export class Scheduler {
     }
   }
 
-  /** job-done: a progress update (`status: IN_PROGRESS`) or the final result (worker-protocol §3.4, §3.6). */
+  /** job-done: a progress update (`status: IN_PROGRESS`) or the final result (docs/protocol.md §3.4, §3.6). */
   done(
     endpoint: EndpointState,
     workerId: string,
@@ -291,7 +291,7 @@ export class Scheduler {
     return "accepted";
   }
 
-  /** job-stream: one chunk `{output}` of a generator handler (worker-protocol §3.5). */
+  /** job-stream: one chunk `{output}` of a generator handler (docs/protocol.md §3.5). */
   streamChunk(endpoint: EndpointState, workerId: string, job: JobRecord, body: ResultBody): PostOutcome {
     const worker = endpoint.workers.get(workerId);
     const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
@@ -302,7 +302,7 @@ export class Scheduler {
     return "accepted";
   }
 
-  /** job-stop: the ids of the worker's jobs that were cancelled or timed out (worker-protocol §3.3). */
+  /** job-stop: the ids of the worker's jobs that were cancelled or timed out (docs/protocol.md §3.3). */
   stopPoll(
     endpoint: EndpointState,
     workerId: string,
@@ -323,7 +323,7 @@ export class Scheduler {
   }
 
   /**
-   * ping: liveness, and a fitness failure when `status=unhealthy` (worker-protocol §3.7, §3.8).
+   * ping: liveness, and a fitness failure when `status=unhealthy` (docs/protocol.md §3.7, §3.8).
    * `jobIds` is the ping's `job_id` list: a job this worker holds but leaves out of two pings in a row
    * never reached it (its job-take answer was lost on the way), so it goes back to the queue.
    */

@@ -79,7 +79,7 @@ export interface Platform {
   createLbEndpoint(init: LbEndpointInit): LbEndpointInfo;
   /** The load-balanced endpoints, by id. */
   lb: LbEndpoints;
-  /** The environment that points a worker at this platform (worker-protocol §2.1). */
+  /** The environment that points a worker at this platform (docs/protocol.md §2.1). */
   workerEnv(endpointId: string, workerId: string): Record<string, string>;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
   close(): Promise<void>;

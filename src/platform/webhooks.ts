@@ -1,3 +1,4 @@
+import { WEBHOOK_RETRY, withRetry } from "../http/retry.js";
 import { describeError, type Logger } from "../log/index.js";
 import type { JobRecord } from "./jobs.js";
 
@@ -8,8 +9,12 @@ export interface WebhookOptions {
   timeoutMs: number;
 }
 
-/** The platform's policy: the receiver must answer 200; 2 more tries, 10 s apart (peers §E.3). */
-export const WEBHOOK_DEFAULTS: WebhookOptions = { attempts: 3, retryDelayMs: 10_000, timeoutMs: 10_000 };
+/** The platform's policy: the receiver must answer 200; WEBHOOK_RETRY's 2 more tries, 10 s apart (docs/protocol.md §16). */
+export const WEBHOOK_DEFAULTS: WebhookOptions = {
+  attempts: WEBHOOK_RETRY.attempts,
+  retryDelayMs: WEBHOOK_RETRY.baseMs,
+  timeoutMs: 10_000,
+};
 
 /** The body the platform posts: the job as /status shows it plus its input and the webhook URL (runpod-python#409). */
 export function webhookBody(job: JobRecord): Record<string, unknown> {
@@ -47,11 +52,16 @@ export class WebhookSender {
   }
 
   private async deliver(url: string, jobId: string, body: string): Promise<void> {
+    if (this.closing.signal.aborted) return;
     const log = this.log.child({ requestId: jobId });
-    for (let attempt = 1; attempt <= this.options.attempts; attempt++) {
-      if (this.closing.signal.aborted) return;
-      let problem: string;
-      try {
+    const { attempts, retryDelayMs } = this.options;
+    const warn = (problem: string, attempt: number, last: boolean) =>
+      log.warn(
+        `Webhook to ${url} failed (attempt ${attempt} of ${attempts}): ${problem}${last ? "; giving up" : ""}`,
+      );
+    await withRetry(
+      { attempts, baseMs: retryDelayMs, maxMs: retryDelayMs },
+      async () => {
         const response = await fetch(url, {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -59,32 +69,24 @@ export class WebhookSender {
           signal: AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.options.timeoutMs)]),
         });
         await response.body?.cancel();
-        if (response.ok) {
+        return response.status;
+      },
+      (outcome) => {
+        if (!outcome.ok) return describeError(outcome.error);
+        if (outcome.value >= 200 && outcome.value < 300) {
           log.debug(`Webhook delivered to ${url}`);
-          return;
+          return undefined;
         }
-        problem = `HTTP ${response.status}`;
-      } catch (err) {
-        problem = describeError(err);
-      }
-      const last = attempt === this.options.attempts;
-      log.warn(
-        `Webhook to ${url} failed (attempt ${attempt} of ${this.options.attempts}): ${problem}${last ? "; giving up" : ""}`,
-      );
-      if (!last) await this.pause(this.options.retryDelayMs);
-    }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const signal = this.closing.signal;
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done, { once: true });
-    });
+        return `HTTP ${outcome.value}`;
+      },
+      {
+        signal: this.closing.signal,
+        onRetry: (problem, attempt) => warn(problem, attempt, false),
+        exhausted: (problem, attempt) => {
+          if (attempt === attempts) warn(problem, attempt, true);
+          return 0;
+        },
+      },
+    );
   }
 }

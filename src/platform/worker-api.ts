@@ -5,7 +5,7 @@ import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB } from
 import type { JobRecord } from "./jobs.js";
 import type { PostOutcome, ResultBody } from "./scheduler.js";
 
-/** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (worker-protocol §11). */
+/** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (docs/protocol.md §11). */
 export const RESULT_BODY_LIMIT = 20 * MB;
 export const STREAM_BODY_LIMIT = 1 * MB;
 /** Jobs one batch take may ask for. */
@@ -14,7 +14,7 @@ export const MAX_BATCH_SIZE = 1_000;
 type WorkerParams = { endpointId: string; workerId: string };
 type PostParams = WorkerParams & { jobId: string };
 
-/** The job object a worker receives: what the platform sends on job-take, the request's fields kept (worker-protocol §4.1). */
+/** The job object a worker receives: what the platform sends on job-take, the request's fields kept (docs/protocol.md §4.1). */
 const takenJob = (job: JobRecord) => ({
   id: job.id,
   input: job.input,
@@ -22,10 +22,10 @@ const takenJob = (job: JobRecord) => ({
   ...(job.s3Config === undefined ? {} : { s3Config: job.s3Config }),
 });
 
-/** The worker API under /v2/<endpoint_id>/, exactly as runpod-python 1.12 calls it (worker-protocol §3, §15). */
+/** The worker API under /v2/<endpoint_id>/, exactly as runpod-python 1.12 calls it (docs/protocol.md §3, §15). */
 export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {
   const { scheduler } = ctx;
-  // Workers post raw JSON labelled form-urlencoded (worker-protocol §3.4, quirk §12.1); JSON is accepted too.
+  // Workers post raw JSON labelled form-urlencoded (docs/protocol.md §3.4, quirk §12.1); JSON is accepted too.
   addJsonParser(app, ["application/json", "application/x-www-form-urlencoded"]);
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, true));
 

@@ -3,8 +3,6 @@ import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../j
 import type { HandlerFn } from "../job/types.js";
 import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
 import type { Logger } from "../log/index.js";
-import { scheduleAutoStart } from "../runtime/auto-start.js";
-import { registry } from "../runtime/registry.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
   EndpointConfigError,
@@ -34,7 +32,7 @@ export interface RouteRequest {
 }
 
 /**
- * A route function. `args` is the JSON body object (flash-toolkit §4.3: top-level keys are the arguments),
+ * A route function. `args` is the JSON body object (docs/toolkit.md §4.3: top-level keys are the arguments),
  * or the query for GET and body-less requests, with path parameters merged in; a body that is not an
  * object is passed as it is. The return value is sent as JSON; return a `Response` for full control.
  */
@@ -64,7 +62,8 @@ export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends Han
 
 /**
  * A serverless endpoint in code: its configuration, and either HTTP routes (a load-balanced endpoint,
- * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both.
+ * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both. A declaration only: the
+ * public API's subclass records it for `flash`, and nothing here starts a server.
  */
 export class Endpoint {
   readonly kind = "endpoint" as const;
@@ -168,8 +167,7 @@ export class Endpoint {
     }
     const run = options.body ? withBodySchema(fn as RouteFn<unknown, R>, options.body) : fn;
     this.table.set(key, { method: verb, path: fastifyPath, fn: run as RouteFn<never> });
-    registry().app = this;
-    scheduleAutoStart();
+    this.declared();
     return fn;
   }
 
@@ -256,10 +254,12 @@ export class Endpoint {
     const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
     const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
     this.queue = withSettings as EndpointHandlerDefinition;
-    registry().app = this;
-    scheduleAutoStart();
+    this.declared();
     return withSettings;
   }
+
+  /** Told when a route or the queue handler is declared: the public API's subclass records the app here. */
+  protected declared(): void {}
 
   /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
   assertRoutes(): void {

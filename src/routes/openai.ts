@@ -64,6 +64,22 @@ export interface CompatibleWorker {
 
 type Kind = "chat" | "text";
 
+/**
+ * A route the worker does not implement. Its name reaches the platform as the job error's error_type
+ * (`<class 'OpenAIRouteNotFoundError'>`), which answers 404 as the API does, so clients do not retry.
+ */
+export class OpenAIRouteNotFoundError extends Error {
+  override name = "OpenAIRouteNotFoundError";
+}
+
+/** Marks a handler made by openaiCompatible() (any copy of the package): `flash dev` prints its base URL. */
+export const OPENAI_COMPATIBLE = Symbol.for("flash-worker.openai-compatible");
+
+/** True for a handler function made by openaiCompatible(). */
+export function isOpenAICompatible(fn: unknown): boolean {
+  return typeof fn === "function" && (fn as { [OPENAI_COMPATIBLE]?: unknown })[OPENAI_COMPATIBLE] === true;
+}
+
 /** Server-Sent Events, as the language-model worker streams them: one `data:` line per chunk. */
 export const sseEvent = (chunk: unknown): string => `data: ${JSON.stringify(chunk)}\n\n`;
 export const SSE_DONE = "data: [DONE]\n\n";
@@ -103,7 +119,7 @@ function routeOf(input: unknown): { route: string; body: Record<string, unknown>
  * one response, and one response is sent as a single chunk. Tool-call fields pass through.
  */
 export function openaiCompatible(worker: CompatibleWorker): HandlerFn<OpenAIJobInput> {
-  return (job) => {
+  const fn: HandlerFn<OpenAIJobInput> = (job) => {
     const { route, body } = routeOf(job.input);
     const path = route.replace(/^\/?(v1\/)?/, "/v1/").replace(/\/+$/, "");
     if (path === OPENAI_ROUTES.models) return modelList(worker, job);
@@ -115,12 +131,14 @@ export function openaiCompatible(worker: CompatibleWorker): HandlerFn<OpenAIJobI
       return answer(worker.completions(body as CompletionRequest, job), stream, "text");
     }
     const known = Object.values(OPENAI_ROUTES).includes(path as never);
-    throw new Error(
+    throw new OpenAIRouteNotFoundError(
       known
         ? `This worker does not implement ${path}`
         : `Unknown openai_route '${route}': expected ${Object.values(OPENAI_ROUTES).join(", ")}`,
     );
   };
+  Object.defineProperty(fn, OPENAI_COMPATIBLE, { value: true });
+  return fn;
 }
 
 async function modelList(worker: CompatibleWorker, job: Job<OpenAIJobInput>) {

@@ -1,4 +1,4 @@
-// Route rules of a load-balanced endpoint (interface document "Route rules"; messages of flash-toolkit §4.1).
+// Route rules of a load-balanced endpoint (interface document "Route rules"; messages of docs/toolkit.md §4.1).
 import { EndpointConfigError } from "./settings.js";
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;

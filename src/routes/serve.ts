@@ -1,4 +1,5 @@
 import type { Config } from "../config/index.js";
+import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint } from "./endpoint.js";
 import { createRouteServer } from "./server.js";
@@ -7,20 +8,6 @@ import { isEndpointConfigError } from "./settings.js";
 export interface ServeOptions {
   /** Resolves when the server should stop; default: SIGTERM or SIGINT. */
   stop?: Promise<string>;
-}
-
-function signalled(): { stop: Promise<string>; dispose(): void } {
-  let dispose = () => {};
-  const stop = new Promise<string>((resolve) => {
-    const on = (signal: NodeJS.Signals) => resolve(`${signal} received`);
-    process.once("SIGTERM", on);
-    process.once("SIGINT", on);
-    dispose = () => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
-    };
-  });
-  return { stop, dispose };
 }
 
 /**
@@ -42,8 +29,8 @@ export async function serveEndpoint(
     lbLog.error(err.message);
     return 1;
   }
-  const signals = options.stop ? undefined : signalled();
-  const stop = options.stop ?? signals!.stop;
+  const signals = options.stop ? undefined : nextShutdownSignal();
+  const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
   const server = createRouteServer(endpoint, { log: lbLog });
   try {
     await server.app.listen({ host: config.host, port: config.port });
@@ -71,14 +58,9 @@ export async function serveEndpoint(
   signals?.dispose();
   lbLog.info(`Shutting down ${name} endpoint (${reason}); ${server.inFlight} request(s) in flight`);
   // A second signal ends the grace period at once, as in the queue worker.
-  const again = () => server.endGrace();
-  if (signals) {
-    process.once("SIGTERM", again);
-    process.once("SIGINT", again);
-  }
+  const stopListening = signals ? onShutdownSignal(() => server.endGrace()) : () => {};
   await server.close(config.gracePeriodMs);
-  process.off("SIGTERM", again);
-  process.off("SIGINT", again);
+  stopListening();
   lbLog.info(`Endpoint ${name} stopped.`);
   return 0;
 }

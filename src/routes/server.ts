@@ -9,10 +9,10 @@ import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 
-/** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (flash-toolkit §4.2). */
+/** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
 export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
 
-/** Bodies up to the platform's largest request (the /runsync limit, worker-protocol §11). */
+/** Bodies up to the platform's largest request (the /runsync limit, docs/protocol.md §11). */
 export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 
 export interface RouteServerOptions {
@@ -104,7 +104,7 @@ async function formFields(type: string, body: Buffer): Promise<Record<string, un
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 
-/** flash-toolkit §4.3: the body object's keys are the arguments; path parameters join them. */
+/** docs/toolkit.md §4.3: the body object's keys are the arguments; path parameters join them. */
 function routeArgs(request: FastifyRequest, withParams: boolean): unknown {
   const { body } = request;
   const params = request.params as RouteArgs;

@@ -1,14 +1,16 @@
-// Endpoint configuration: each field checked at construction, with flash-toolkit §4.1's messages where it has one.
+// Endpoint configuration: each field checked at construction, with docs/toolkit.md §4.1's messages where it has one.
+import { FlashError, isFlashError } from "../errors.js";
 import { GpuGroup, type GpuType, isGpuGroup, isGpuType } from "./gpu.js";
 
-/** A bad Endpoint option or route; the message is API (DESIGN §4.4) and tests assert it. */
-export class EndpointConfigError extends Error {
+/** A bad Endpoint option or route; the message is API (docs/design.md §4.4) and tests assert it. */
+export class EndpointConfigError extends FlashError {
+  readonly code = "ENDPOINT_CONFIG_INVALID";
   override name = "EndpointConfigError";
 }
 
-/** By name: the user's file may load its own copy of this module (tsx), so instanceof can miss. */
+/** By code: the user's file may load its own copy of this module (tsx), so instanceof can miss. */
 export const isEndpointConfigError = (err: unknown): err is EndpointConfigError =>
-  err instanceof Error && err.name === "EndpointConfigError";
+  isFlashError(err, "ENDPOINT_CONFIG_INVALID");
 
 /** Node.js majors the images ship, the counterpart of the toolkit's Python 3.10–3.13. */
 export const SUPPORTED_NODE_VERSIONS = ["20", "22", "24"] as const;

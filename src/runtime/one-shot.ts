@@ -41,7 +41,7 @@ function readTestJob(config: Config, log: Logger): { job?: Record<string, unknow
   return { job: parsed as Record<string, unknown>, source };
 }
 
-/** The one-shot local test (worker-protocol §6.1): run one job, print the result, exit 0 or 1. */
+/** The one-shot local test (docs/protocol.md §6.1): run one job, print the result, exit 0 or 1. */
 export async function runOneShot(
   definition: HandlerDefinition,
   config: Config,

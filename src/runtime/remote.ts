@@ -1,6 +1,8 @@
+// Remote functions in the runtime: FunctionRequest jobs go to the registered functions, others to the handler.
 import { defineHandler, type HandlerDefinition } from "../job/definition.js";
 import type { Job } from "../job/types.js";
 import { isFunctionRequest, RemoteDispatcher } from "../payload/remote.js";
+import { captureOutput } from "./output.js";
 import { registry } from "./registry.js";
 
 let dispatcher: RemoteDispatcher | undefined;
@@ -8,7 +10,7 @@ const wrapped = new WeakSet<HandlerDefinition>();
 
 /** One dispatcher per process, so class-mode instances live between jobs. */
 function dispatch(input: Parameters<RemoteDispatcher["dispatch"]>[0]) {
-  dispatcher ??= new RemoteDispatcher(registry().remotes);
+  dispatcher ??= new RemoteDispatcher(registry().remotes, { capture: captureOutput });
   return dispatcher.dispatch(input);
 }
 
@@ -18,7 +20,7 @@ const NOT_A_REQUEST =
 /**
  * A queue handler that answers FunctionRequest jobs with the registered functions and passes any
  * other job to the user's own handler. The FunctionResponse's `error` key is popped into the job's
- * error by the job engine, as runpod-python does (flash-toolkit.md §2.4).
+ * error by the job engine, as runpod-python does (docs/toolkit.md §2.4).
  */
 export function withRemoteFunctions(definition: HandlerDefinition | undefined): HandlerDefinition {
   if (definition && wrapped.has(definition)) return definition;

@@ -1,7 +1,8 @@
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
+import { type Config, parseConfig } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
+import { guardProcess, onShutdownSignal } from "../lifecycle.js";
 import { createLogger, type Logger } from "../log/index.js";
-import { logStrayErrors } from "../log/stray.js";
 import { VERSION } from "../version.js";
 import { type App, registry } from "./registry.js";
 
@@ -21,7 +22,7 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   const { QueueWorker } = await import("../worker/worker.js");
   const workerLog = log.child({ subject: "worker" });
   const client = createPlatformClient({ platform: config.platform, log: workerLog });
-  // Fitness checks (worker-protocol §10): before the heartbeat and the first take; a failure exits 1.
+  // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
   const { runStartupChecks } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
   const fit = await runStartupChecks({
@@ -34,20 +35,17 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   let heartbeat: ReturnType<typeof startHeartbeat>;
   const jobIds = { update: (ids: readonly string[]) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
-  const onSignal = (signal: NodeJS.Signals) => worker.shutdown(`${signal} received`);
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
+  const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
   heartbeat = startHeartbeat(config, workerLog);
   await running;
-  process.off("SIGTERM", onSignal);
-  process.off("SIGINT", onSignal);
+  stopListening();
   await heartbeat?.stop();
   return 0;
 }
 
-/** Picks the mode from flags and environment (DESIGN §2) and runs the app; resolves to an exit code. */
+/** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
   let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
@@ -60,7 +58,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   try {
     config = parseConfig(options.argv ?? process.argv.slice(2), env).config;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (isFlashError(err, "CONFIG_INVALID")) {
       process.stderr.write(`flash-worker: ${err.message}\n`);
       return 1;
     }
@@ -68,7 +66,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
-  logStrayErrors(log);
+  // Stray errors are logged and survived in every mode, the one-shot test included.
+  guardProcess(log);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());

@@ -3,7 +3,12 @@ import type { HandlerDefinition } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { createLogger, type LogLevel } from "../log/index.js";
+import { deserializeArg, serializeArg } from "../payload/base64.js";
+import type { FunctionRequest, FunctionResponse } from "../payload/types.js";
 import { registry } from "../runtime/registry.js";
+import { withRemoteFunctions } from "../runtime/remote.js";
+
+export { bytearray, frozenset, isPyFloat, PyFloat, pythonTypeName, tuple } from "../payload/values.js";
 
 // Importing this module means the test drives handlers itself: handler() must not start a runtime.
 registry().managed = true;
@@ -33,7 +38,10 @@ export interface RunJobResult {
   handlerMs: number;
 }
 
-/** Runs one job through the same engine the worker uses and returns what it would report. */
+/**
+ * Runs one job through the same engine and dispatch the worker uses and returns what it would report:
+ * with functions registered by remote(), a FunctionRequest input goes to them, as in the worker.
+ */
 export async function runJob<I, O>(
   definition: HandlerDefinition<I, O>,
   input: I,
@@ -43,7 +51,8 @@ export async function runJob<I, O>(
   const progress: unknown[] = [];
   const job: RawJob = { ...options.fields, id: options.id ?? "test_job", input };
   const log = createLogger({ level: options.logLevel ?? "SILENT", json: false }).child({ requestId: job.id });
-  const def = definition as unknown as HandlerDefinition;
+  const own = definition as unknown as HandlerDefinition;
+  const def = registry().remotes.size > 0 ? withRemoteFunctions(own) : own;
   const outcome = await executeJob(def.fn, job, {
     worker: { workerId: "test-worker", hostname: "localhost" },
     log,
@@ -64,5 +73,55 @@ export async function runJob<I, O>(
     chunks,
     progress,
     handlerMs: outcome.handlerMs,
+  };
+}
+
+export interface RemoteCallResult {
+  /** The FunctionResponse's success. */
+  success: boolean;
+  /** The return value as Python receives it, decoded exactly: a whole float is a PyFloat, a tuple isTuple(). */
+  value?: unknown;
+  /** The error Python's toolkit raises with, when success is false. */
+  error?: string;
+  /** What the function wrote to stdout and stderr during the call. */
+  stdout: string;
+  /** The FunctionResponse as the worker sends it. */
+  response: FunctionResponse;
+}
+
+/**
+ * Calls a function registered with remote() as Python's toolkit does: each argument is pickled (use
+ * PyFloat, tuple(), bytearray() … for Python types), the job runs through runJob, and the result is decoded.
+ */
+export async function callRemote(
+  name: string,
+  args: readonly unknown[] = [],
+  kwargs: Readonly<Record<string, unknown>> = {},
+  options: RunJobOptions = {},
+): Promise<RemoteCallResult> {
+  if (!registry().remotes.has(name))
+    throw new Error(
+      `callRemote("${name}"): no function is registered under that name; import the file that calls remote("${name}", fn)`,
+    );
+  const request: FunctionRequest = {
+    function_name: name,
+    args: args.map((a) => serializeArg(a)),
+    kwargs: Object.fromEntries(Object.entries(kwargs).map(([k, v]) => [k, serializeArg(v)])),
+  };
+  const app = registry().app;
+  const base = app?.kind === "handler" ? app : withRemoteFunctions(undefined);
+  const run = await runJob(base, request, options);
+  const response = run.result?.output as FunctionResponse | undefined;
+  if (response === undefined || typeof response !== "object")
+    throw new Error(
+      `callRemote("${name}"): the job ended without a FunctionResponse: ${JSON.stringify(run.result ?? run.aborted)}`,
+    );
+  const error = run.result?.error;
+  return {
+    success: response.success,
+    ...(response.result !== null ? { value: deserializeArg(response.result) } : {}),
+    ...(error !== undefined ? { error: String(error) } : {}),
+    stdout: response.stdout ?? "",
+    response: { ...response, error: error === undefined ? response.error : String(error) },
   };
 }

@@ -1,18 +1,21 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
+import { FlashError, type HttpStatusFields } from "../errors.js";
+import { PING_RETRY, RESULT_RETRY, type RetryPolicy, withRetry } from "../http/retry.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import { backoffMs, PING_RETRY, RESULT_RETRY, type RetryPolicy, sleep } from "./retry.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
-/** The platform answered 429: wait before asking again (worker-protocol §3.2). */
-export class TooManyRequests extends Error {
+/** The platform answered 429: wait before asking again (docs/protocol.md §3.2). */
+export class TooManyRequests extends FlashError {
+  readonly code = "PLATFORM_TOO_MANY_REQUESTS";
   override name = "TooManyRequests";
 }
 
 /** A non-2xx answer that retrying will not fix, or that retries did not fix. */
-export class PlatformHttpError extends Error {
+export class PlatformHttpError extends FlashError implements HttpStatusFields {
+  readonly code = "PLATFORM_HTTP";
   override name = "PlatformHttpError";
   constructor(
     readonly status: number,
@@ -25,7 +28,8 @@ export class PlatformHttpError extends Error {
 }
 
 /** A post that failed every attempt on connection errors or 5xx answers. */
-export class DeliveryError extends Error {
+export class DeliveryError extends FlashError {
+  readonly code = "PLATFORM_DELIVERY";
   override name = "DeliveryError";
 }
 
@@ -40,7 +44,7 @@ export interface TakeResult {
   rejected: RejectedJob[];
 }
 
-/** The worker's side of the protocol (worker-protocol §3): take, done, stream, progress, stop, ping. */
+/** The worker's side of the protocol (docs/protocol.md §3): take, done, stream, progress, stop, ping. */
 export interface PlatformClient {
   readonly urls: PlatformUrls;
   take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult>;
@@ -85,6 +89,12 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
 
 const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
 
+/** A fetch failure with its cause, which is where undici says what went wrong. */
+function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`;
+}
+
 export function createPlatformClient(options: ClientOptions): PlatformClient {
   const { platform, log } = options;
   const doFetch = options.fetch ?? fetch;
@@ -107,14 +117,14 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     });
   }
 
-  /** Posts a JSON body with the headers runpod-python sends (§3.4), retrying 5xx and connection errors. */
+  /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */
   async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      let failure: string;
-      try {
+    const answer = await withRetry(
+      retry,
+      async () => {
         const response = await doFetch(url, {
           method: "POST",
-          // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (§12.1).
+          // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
           headers: {
             ...sessionHeaders,
             "Content-Type": "application/x-www-form-urlencoded",
@@ -124,30 +134,27 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
           body,
           signal: AbortSignal.timeout(postTimeoutMs),
         });
-        const text = await response.text();
-        if (response.ok) return;
-        const error = new PlatformHttpError(response.status, response.statusText, text, url);
-        if (!isRetryable(response.status)) throw error;
-        failure = error.message;
-      } catch (err) {
-        if (err instanceof PlatformHttpError) throw err;
-        failure =
-          err instanceof Error
-            ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`
-            : String(err);
-      }
-      if (attempt >= retry.attempts) {
-        throw new DeliveryError(`${what} for job ${jobId} failed after ${attempt} attempts: ${failure}`);
-      }
-      const wait = backoffMs(retry, attempt);
-      log.warn(
-        `${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
-        {
-          jobId,
+        return { response, text: await response.text() };
+      },
+      (outcome) => {
+        if (!outcome.ok) return describeFailure(outcome.error);
+        const { response, text } = outcome.value;
+        if (response.ok || !isRetryable(response.status)) return undefined;
+        return new PlatformHttpError(response.status, response.statusText, text, url).message;
+      },
+      {
+        onRetry: (failure, attempt, wait) =>
+          log.warn(
+            `${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
+            { jobId },
+          ),
+        exhausted: (failure, attempts) => {
+          throw new DeliveryError(`${what} for job ${jobId} failed after ${attempts} attempts: ${failure}`);
         },
-      );
-      await sleep(wait);
-    }
+      },
+    );
+    const { response, text } = answer;
+    if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, url);
   }
 
   return {
@@ -232,20 +239,22 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     async ping(jobIds, timeoutMs) {
       const url = urls.ping(jobIds, VERSION);
       if (!url) return 0;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          // Only Authorization, as runpod-python's ping sends (§3.7).
+      return withRetry(
+        pingRetry,
+        async () => {
+          // Only Authorization, as runpod-python's ping sends (docs/protocol.md §3.7).
           const response = await doFetch(url, {
             headers: { Authorization: platform.apiKey },
             signal: AbortSignal.timeout(timeoutMs),
           });
           await response.arrayBuffer();
-          if (!isRetryable(response.status) || attempt >= pingRetry.attempts) return response.status;
-        } catch (err) {
-          if (attempt >= pingRetry.attempts) throw err;
-        }
-        await sleep(backoffMs(pingRetry, attempt));
-      }
+          return response.status;
+        },
+        (outcome) => {
+          if (!outcome.ok) return describeFailure(outcome.error);
+          return isRetryable(outcome.value) ? `HTTP ${outcome.value}` : undefined;
+        },
+      );
     },
 
     async reportUnhealthy(check, reason, timeoutMs) {

@@ -3,7 +3,7 @@ import type { Config } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { JobIdsListener } from "./worker.js";
 
-/** Pings faster than this are clamped: runpod-python turns values under 1000 ms into a hot loop (§12.15). */
+/** Pings faster than this are clamped: runpod-python turns values under 1000 ms into a hot loop (docs/protocol.md §12.15). */
 export const PING_INTERVAL_FLOOR_MS = 100;
 
 /** What the heartbeat thread is started with. */

@@ -2,7 +2,7 @@ import type { PlatformConfig } from "../config/index.js";
 
 /**
  * Appends query parameters without re-encoding the template's own query (which the platform wrote),
- * and with `?` when the template has none, where runpod-python blindly appends `&` (worker-protocol §12.4).
+ * and with `?` when the template has none, where runpod-python blindly appends `&` (docs/protocol.md §12.4).
  */
 export function appendQuery(url: string, params: Record<string, string | number | undefined>): string {
   const pairs = Object.entries(params)
@@ -15,13 +15,13 @@ export function appendQuery(url: string, params: Record<string, string | number 
   return `${base}${separator}${pairs.join("&")}${hash >= 0 ? url.slice(hash) : ""}`;
 }
 
-/** runpod-python cuts the fitness-failure reason to this many characters (§3.8). */
+/** runpod-python cuts the fitness-failure reason to this many characters (docs/protocol.md §3.8). */
 export const UNHEALTHY_REASON_MAX = 256;
 
-/** The platform URLs a worker calls, built from the env templates exactly as worker-protocol §2.1 says. */
+/** The platform URLs a worker calls, built from the env templates exactly as docs/protocol.md §2.1 says. */
 export interface PlatformUrls {
   take(count: number, jobInProgress: boolean): string;
-  /** undefined when the take URL has no `/job-take/` segment: the stop channel is then off (§3.3). */
+  /** undefined when the take URL has no `/job-take/` segment: the stop channel is then off (docs/protocol.md §3.3). */
   stop: string | undefined;
   done(jobId: string, isStream: boolean): string;
   stream(jobId: string): string;
@@ -31,7 +31,7 @@ export interface PlatformUrls {
 }
 
 export function platformUrls(platform: PlatformConfig): PlatformUrls {
-  // job-take substitutes only $ID; the others substitute $RUNPOD_POD_ID, then $ID per job (§2.1, §12.5).
+  // job-take substitutes only $ID; the others substitute $RUNPOD_POD_ID, then $ID per job (docs/protocol.md §2.1, §12.5).
   const takeUrl = (platform.getJobUrl ?? "").replaceAll("$ID", platform.workerId);
   const doneTemplate = platform.postOutputUrl.replaceAll("$RUNPOD_POD_ID", platform.workerId);
   const streamTemplate = platform.postStreamUrl.replaceAll("$RUNPOD_POD_ID", platform.workerId);
@@ -48,7 +48,7 @@ export function platformUrls(platform: PlatformConfig): PlatformUrls {
         : appendQuery(takeUrl, { job_in_progress: inProgress(busy) }),
     stop: takeUrl.includes("/job-take/") ? takeUrl.replace("/job-take/", "/job-stop/") : undefined,
     done: (jobId, isStream) => appendQuery(forJob(doneTemplate, jobId), { isStream: String(isStream) }),
-    // Stream posts always say isStream=false, as runpod-python sends them (§3.5, §12.2).
+    // Stream posts always say isStream=false, as runpod-python sends them (docs/protocol.md §3.5, §12.2).
     stream: (jobId) => appendQuery(forJob(streamTemplate, jobId), { isStream: "false" }),
     ping: (jobIds, version) =>
       pingUrl === undefined

@@ -1,25 +1,22 @@
 import type { Config } from "../config/index.js";
+import { FlashError, isFlashError } from "../errors.js";
+import { sleep } from "../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
-import {
-  DeliveryError,
-  type PlatformClient,
-  PlatformHttpError,
-  type RejectedJob,
-  TooManyRequests,
-} from "./client.js";
+import { type PlatformClient, type RejectedJob, TooManyRequests } from "./client.js";
 import { ProgressSender } from "./progress.js";
-import { sleep } from "./retry.js";
 
-/** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (§3.3). */
-export class JobStopped extends Error {
+/** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
+export class JobStopped extends FlashError {
+  readonly code = "JOB_STOPPED";
   override name = "JobStopped";
 }
 
 /** The worker is shutting down and the grace period ran out before this job finished. */
-export class WorkerShutdown extends Error {
+export class WorkerShutdown extends FlashError {
+  readonly code = "WORKER_SHUTDOWN";
   override name = "WorkerShutdown";
 }
 
@@ -36,13 +33,13 @@ export interface WorkerOptions {
   heartbeat?: JobIdsListener;
 }
 
-/** One stream chunk may be at most 1 MB (worker-protocol §4.3); larger ones fail the job with a clear message. */
+/** One stream chunk may be at most 1 MB (docs/protocol.md §4.3); larger ones fail the job with a clear message. */
 export const STREAM_CHUNK_LIMIT_BYTES = 1024 * 1024;
 /** When at capacity, re-ask the concurrency modifier at least this often. */
 const CAPACITY_RECHECK_MS = 250;
 /** An empty take or stop poll answered faster than this waits out the rest: no hot loop on instant 204s. */
 const EMPTY_POLL_FLOOR_MS = 250;
-/** 429 from job-take or job-stop: pause as runpod-python does (§3.2). */
+/** 429 from job-take or job-stop: pause as runpod-python does (docs/protocol.md §3.2). */
 const THROTTLE_MS = 5000;
 /** Take failures back off from 250 ms doubling to 10 s, so a platform outage is not hammered. */
 const TAKE_ERROR_BACKOFF = { baseMs: 250, maxMs: 10_000 };
@@ -57,7 +54,7 @@ const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /**
  * The queue worker: take jobs, run them through the job engine, report them; a stop channel cancels
- * single jobs, and shutdown drains in-flight jobs within the grace period (worker-protocol §5).
+ * single jobs, and shutdown drains in-flight jobs within the grace period (docs/protocol.md §5).
  */
 export class QueueWorker {
   private readonly running = new Map<string, RunningJob>();
@@ -281,12 +278,11 @@ export class QueueWorker {
       return;
     } catch (err) {
       const size = megabytes(Buffer.byteLength(body));
-      const why =
-        err instanceof PlatformHttpError
-          ? `the platform refused the ${size} result with ${err.message}`
-          : `the ${size} result could not be delivered: ${describeError(err)}`;
+      const why = isFlashError(err, "PLATFORM_HTTP")
+        ? `the platform refused the ${size} result with ${err.message}`
+        : `the ${size} result could not be delivered: ${describeError(err)}`;
       log.error(`Failed to return job results. | ${why}`);
-      if (!(err instanceof PlatformHttpError || err instanceof DeliveryError)) throw err;
+      if (!isFlashError(err, "PLATFORM_HTTP", "PLATFORM_DELIVERY")) throw err;
       const fallback: JobResult = { error: `Job result was not accepted: ${why}` };
       if (result.stopPod) fallback.stopPod = true;
       try {

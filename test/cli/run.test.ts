@@ -192,20 +192,21 @@ describe("flash run", () => {
     }
   });
 
-  it("node app.js with an Endpoint serves its routes by itself", async () => {
-    const { spawn } = await import("node:child_process");
+  it("node app.js that only declares an Endpoint starts nothing and ends; start(api) serves it", async () => {
+    const { spawn, spawnSync } = await import("node:child_process");
     const { rmSync } = await import("node:fs");
     const port = await freePort();
     const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
-    writeFileSync(
-      join(dir, "app.mjs"),
-      'import { Endpoint } from "flash-worker";\nconst api = new Endpoint({ name: "auto" });\napi.get("/hi/:who", ({ who }) => ({ hi: who }));\n',
-    );
-    const child = spawn(process.execPath, ["app.mjs"], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", PORT: String(port) },
-      stdio: "ignore",
-    });
+    const declare =
+      'import { Endpoint, start } from "flash-worker";\nconst api = new Endpoint({ name: "auto" });\napi.get("/hi/:who", ({ who }) => ({ hi: who }));\n';
+    writeFileSync(join(dir, "declared.mjs"), declare);
+    writeFileSync(join(dir, "started.mjs"), `${declare}await start(api);\n`);
+    const env = { PATH: process.env.PATH ?? "", PORT: String(port) };
+    // A plain script: it ends as any script does, without a server on PORT.
+    const declared = spawnSync(process.execPath, ["declared.mjs"], { cwd: dir, env, encoding: "utf8" });
+    expect(declared.status).toBe(0);
+    expect(declared.stdout).toBe("");
+    const child = spawn(process.execPath, ["started.mjs"], { cwd: dir, env, stdio: "ignore" });
     try {
       let answer: unknown;
       for (let i = 0; i < 200 && answer === undefined; i++) {

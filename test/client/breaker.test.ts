@@ -1,9 +1,8 @@
 // The circuit breaker: opens after consecutive failures, fails fast with "Retry in N seconds", tests
 // recovery once ~60 s have passed. Time is a fake clock moved by hand; the endpoint is a real server.
 import { describe, expect, it } from "vitest";
+import { BREAKER_DEFAULTS, CircuitBreaker } from "../../src/client/breaker.js";
 import {
-  BREAKER_DEFAULTS,
-  CircuitBreaker,
   CircuitBreakers,
   CircuitOpenError,
   EndpointClient,

@@ -3,14 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  ApiKeyError,
-  CredentialsFileError,
-  credentialsPath,
-  readCredentialsFile,
-  resolveApiKey,
-  saveApiKey,
-} from "../../src/client/index.js";
+import { credentialsPath, readCredentialsFile, saveApiKey } from "../../src/client/credentials.js";
+import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../../src/client/index.js";
 import { captureLog } from "./servers.js";
 
 let home: string;

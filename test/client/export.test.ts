@@ -14,13 +14,22 @@ describe("flash-worker/client", () => {
       "endpoint",
       "CircuitBreakers",
       "resolveApiKey",
-      "saveApiKey",
       "EndpointConnectionError",
       "ExecutionTimeoutError",
       "PayloadTooLargeError",
       "CircuitOpenError",
     ]) {
       expect(names).toContain(name);
+    }
+    // Tuning constants and the CLI's own helpers are not part of the public surface.
+    for (const name of [
+      "saveApiKey",
+      "CONNECT_RETRY",
+      "DEFAULT_BREAKERS",
+      "readDeployments",
+      "MAX_PAYLOAD_BYTES",
+    ]) {
+      expect(names).not.toContain(name);
     }
   });
 });

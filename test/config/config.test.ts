@@ -90,7 +90,7 @@ describe("parseConfig: flag > env > default", () => {
     ]);
   });
 
-  it("reads the platform env vars (worker-protocol §2)", () => {
+  it("reads the platform env vars (docs/protocol.md §2)", () => {
     const { platform } = parseConfig([], {
       RUNPOD_WEBHOOK_GET_JOB: "http://p/job-take/$ID?gpu=X",
       RUNPOD_WEBHOOK_POST_OUTPUT: "http://p/done",

@@ -1,4 +1,4 @@
-// Exact URLs, headers and bodies the queue worker sends (worker-protocol §3, §15), against a recording server.
+// Exact URLs, headers and bodies the queue worker sends (docs/protocol.md §3, §15), against a recording server.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.js";
 import { gate, type RunningWorker, startWorker } from "./harness.js";
@@ -21,7 +21,7 @@ const doneFor = (id: string) => (rs: Recorded[]) =>
   rs.some((r) => r.route === "done" && r.url.includes(`/${id}?`) && !r.body.includes("IN_PROGRESS"));
 const path = (r: Recorded | undefined) => r?.url;
 
-describe("job-take, job-done (worker-protocol §15)", () => {
+describe("job-take, job-done (docs/protocol.md §15)", () => {
   it("takes one job and posts its result with the exact URL, headers and body", async () => {
     running = startWorker(platform, () => "hello");
     platform.push({ id: "j1-e1", input: { prompt: "hi" } });
@@ -131,7 +131,7 @@ describe("batch take and concurrency", () => {
     platform.push({ id: "d1", input: {} });
     await platform.waitFor(() => running!.worker.inFlight === 1);
     wanted = 4;
-    // No need to wait for the worker to go idle (runpod-python waits, worker-protocol §12.9).
+    // No need to wait for the worker to go idle (runpod-python waits, docs/protocol.md §12.9).
     await platform.waitFor((rs) => rs.some((r) => r.url.includes("batch_size=3&job_in_progress=1")));
     release.open();
   });
@@ -171,7 +171,7 @@ describe("batch take and concurrency", () => {
   });
 });
 
-describe("job-take answers (worker-protocol §3.2)", () => {
+describe("job-take answers (docs/protocol.md §3.2)", () => {
   it("a 204 answered at once does not make a hot loop", async () => {
     platform.holdMs = 0;
     running = startWorker(platform, () => 1);
@@ -254,7 +254,7 @@ describe("job-take answers (worker-protocol §3.2)", () => {
   });
 });
 
-describe("streaming (worker-protocol §3.5, §4.3)", () => {
+describe("streaming (docs/protocol.md §3.5, §4.3)", () => {
   it("posts one chunk per yield, then the final result with isStream=true", async () => {
     running = startWorker(
       platform,
@@ -303,7 +303,7 @@ describe("streaming (worker-protocol §3.5, §4.3)", () => {
   });
 });
 
-describe("progress (worker-protocol §3.6)", () => {
+describe("progress (docs/protocol.md §3.6)", () => {
   it("posts IN_PROGRESS bodies to the result URL", async () => {
     const release = gate();
     running = startWorker(platform, async (job) => {
@@ -401,7 +401,7 @@ describe("result delivery (runpod-python #309)", () => {
   });
 });
 
-describe("stop channel (worker-protocol §3.3)", () => {
+describe("stop channel (docs/protocol.md §3.3)", () => {
   it("long-polls job-stop, aborts that job's signal and posts nothing for it", async () => {
     let sawAbort = false;
     running = startWorker(

@@ -1,5 +1,5 @@
 // A platform stand-in for conformance tests: a real HTTP server on 127.0.0.1 that records every request
-// the worker makes and answers as the test scripts it (worker-protocol §3, §15).
+// the worker makes and answers as the test scripts it (docs/protocol.md §3, §15).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -22,7 +22,7 @@ export interface Answer {
 type Reply = Answer | "reset" | undefined;
 type Responder = (req: Recorded) => Reply | Promise<Reply>;
 
-/** Which worker-protocol route a request path is (worker-protocol §3). */
+/** Which worker-protocol route a request path is (docs/protocol.md §3). */
 export type Route = "take" | "take-batch" | "stop" | "done" | "stream" | "ping" | "other";
 
 export const routeOf = (path: string): Route => {

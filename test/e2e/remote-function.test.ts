@@ -35,11 +35,12 @@ describe("examples/remote-function", () => {
   });
 
   // Asynchronous: the platform runs in this process and must keep serving while Python waits.
-  const client = (...args: string[]) =>
+  const client = (...args: string[]) => runPython(["examples/remote-function/client.py", ...args]);
+  const runPython = (args: string[]) =>
     new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         pythonPath,
-        ["examples/remote-function/client.py", ...args],
+        args,
         {
           cwd: ROOT,
           timeout: 120_000,
@@ -63,6 +64,19 @@ describe("examples/remote-function", () => {
   it("integers beyond 64 bits", async () => {
     const run = await client("add", `[${2n ** 80n}, 1]`);
     expect(run.stdout.split("\n")[0]).toBe(String(2n ** 80n + 1n));
+  });
+
+  it("declared float returns and records come back as Python floats", async () => {
+    expect((await client("scale", "[[1, 2], 0.5]")).stdout.split("\n")[0]).toBe("[0.5, 1.0]");
+    expect((await client("describe", "[[1, 3]]")).stdout.split("\n")[0]).toBe(
+      "{'count': 2, 'sum': 4.0, 'mean': 2.0}",
+    );
+  });
+
+  it("class mode: class_client.py keeps a Counter by instance_id and gets what it printed", async () => {
+    const run = await runPython(["examples/remote-function/class_client.py"]);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toBe("15 17 True 'increment by 5\\n'\n");
   });
 
   it("an unknown function is a clear remote failure", async () => {

@@ -380,7 +380,7 @@ describe("fitnessCheck() and the startup run", () => {
   });
 });
 
-describe("the unhealthy report's URL (worker-protocol §3.8)", () => {
+describe("the unhealthy report's URL (docs/protocol.md §3.8)", () => {
   const urls = (pingUrl?: string) =>
     platformUrls({
       pingUrl,

@@ -196,6 +196,46 @@ describe("openai client → /v2/<id>/openai/v1 → job with openai_route/openai_
       .create({ model: "down-1", messages: [{ role: "user", content: "hi" }], stream: true })
       .catch((err: unknown) => err);
     expect(streamed).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((streamed as Error).message).toBe("500 model offline");
+  });
+
+  it("a throw while streaming reaches the client as the same clean message, without the traceback", async () => {
+    const down = new OpenAI({
+      apiKey: platform.apiKey,
+      baseURL: `${platform.url}/v2/down/openai/v1`,
+      maxRetries: 0,
+    });
+    const parts: string[] = [];
+    const error = await (async () => {
+      const stream = await down.chat.completions.create({
+        model: "broken-stream",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      });
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    })().catch((err: unknown) => err);
+    expect(parts).toEqual(["par"]);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toBe("stream broke");
+    const whole = await down.chat.completions
+      .create({ model: "broken-stream", messages: [{ role: "user", content: "hi" }] })
+      .catch((err: unknown) => err);
+    expect((whole as Error).message).toBe("500 stream broke");
+  });
+
+  it("a route the worker does not implement is not found (404), which clients do not retry", async () => {
+    const down = new OpenAI({
+      apiKey: platform.apiKey,
+      baseURL: `${platform.url}/v2/down/openai/v1`,
+      maxRetries: 2,
+    });
+    const before = platform.scheduler.jobs.size;
+    const error = await down.completions
+      .create({ model: "down-1", prompt: "hi" })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as Error).message).toBe("404 This worker does not implement /v1/completions");
+    expect(platform.scheduler.jobs.size - before).toBe(1);
   });
 
   it("a wrong key is an authentication error; an unknown endpoint is not found", async () => {

@@ -30,7 +30,7 @@ async function run(fn: HandlerFn, extra: Partial<ExecuteOptions> = {}) {
   return { outcome, chunks };
 }
 
-// worker-protocol §4.2: how a plain handler's return value becomes the result.
+// docs/protocol.md §4.2: how a plain handler's return value becomes the result.
 const plainRows: Array<[string, unknown, unknown]> = [
   ["a dict becomes output", { a: 1 }, { output: { a: 1 } }],
   ["an error key alone gives only error", { error: "msg" }, { error: "msg" }],
@@ -56,7 +56,7 @@ const plainRows: Array<[string, unknown, unknown]> = [
   ["a non-ASCII string", "héllo 世界 🚀", { output: "héllo 世界 🚀" }],
 ];
 
-describe("executeJob: plain handlers (worker-protocol §4.2)", () => {
+describe("executeJob: plain handlers (docs/protocol.md §4.2)", () => {
   for (const [name, returned, expected] of plainRows) {
     it(`sync: ${name}`, async () => {
       const { outcome } = await run(() => returned);
@@ -196,7 +196,7 @@ describe("executeJob: plain handlers (worker-protocol §4.2)", () => {
   });
 });
 
-describe("executeJob: generator handlers (worker-protocol §4.3)", () => {
+describe("executeJob: generator handlers (docs/protocol.md §4.3)", () => {
   const kinds: Array<[string, (values: unknown[]) => HandlerFn]> = [
     [
       "sync generator",

@@ -1,4 +1,4 @@
-// flash-toolkit.md §3: the per-argument base64 limit, the 30 s budget and the exact message texts.
+// docs/toolkit.md §3: the per-argument base64 limit, the 30 s budget and the exact message texts.
 import { describe, expect, it } from "vitest";
 import {
   DeserializeTimeoutError,
@@ -71,7 +71,7 @@ describe("base64 argument limits", () => {
 });
 
 describe("decoding messages", () => {
-  it("decodes the worker fixtures of flash-toolkit.md §2.3", () => {
+  it("decodes the worker fixtures of docs/toolkit.md §2.3", () => {
     expect(deserializeArg("gAVLKi4=")).toBe(42);
     expect(deserializeArg("gAVLBS4=")).toBe(5);
     expect(deserializeArg("gAWVDwAAAAAAAACMC2hlbGxvIHdvcmxklC4=")).toBe("hello world");

@@ -1,14 +1,17 @@
-// The remote-function dispatcher: FunctionRequest in (flash-toolkit.md §2.1), FunctionResponse out (§2.2).
+// The remote-function dispatcher: FunctionRequest in (docs/toolkit.md §2.1), FunctionResponse out (§2.2).
 import { describe, expect, it } from "vitest";
 import {
   deserializeArg,
   type FunctionRequest,
   isFunctionRequest,
+  isPyFloat,
+  PyFloat,
   RemoteDispatcher,
   type RemoteTarget,
   serializeArg,
   tuple,
 } from "../../src/payload/index.js";
+import { captureOutput } from "../../src/runtime/output.js";
 
 const RESPONSE_KEYS = ["success", "result", "json_result", "error", "stdout", "instance_id", "instance_info"];
 
@@ -39,6 +42,28 @@ const registry = new Map<string, RemoteTarget>([
   ],
   ["opts", (a: number, kw: Record<string, unknown>) => ({ a, kw })],
   ["Counter", Counter],
+  ["kind", (x: unknown) => [typeof x, x === 1]],
+  ["exact", { target: (x: unknown) => [isPyFloat(x), x], exact: true }],
+  [
+    "scale",
+    {
+      target: (xs: number[], k: number) => xs.map((x) => x * k),
+      params: ["xs", "k"],
+      types: { xs: "list[float]", k: "float", return: "list[float]" },
+    },
+  ],
+  ["three", (a: number, b: number, c: number, d = 0) => a + b + c + d],
+  ["when", () => new Date(0)],
+  [
+    "talk",
+    async (word: string, ms: number) => {
+      process.stdout.write(`${word} 1\n`);
+      await new Promise((r) => setTimeout(r, ms));
+      process.stderr.write(`${word} 2\n`);
+      if (word === "bad") throw new Error("bad word");
+      return word;
+    },
+  ],
 ]);
 
 const fixedNow = () => new Date("2026-01-02T03:04:05.000Z");
@@ -57,7 +82,7 @@ describe("isFunctionRequest", () => {
 
 describe("function mode", () => {
   it("calls the registered function with decoded args and returns every response field", async () => {
-    // the live example of flash-toolkit.md §2.5: add(5, 3)
+    // the live example of docs/toolkit.md §2.5: add(5, 3)
     const res = await dispatcher().dispatch({
       function_name: "add",
       function_code: "def add(a, b):\n    return a + b",
@@ -150,6 +175,77 @@ describe("function mode", () => {
       serialization_format: "json",
     });
     expect(res).toMatchObject({ success: true, result: null, json_result: 5 });
+  });
+});
+
+describe("Python-typed arguments and results", () => {
+  it("a float arrives as a plain number by default, and as PyFloat for exact functions", async () => {
+    const d = dispatcher();
+    const plain = await d.dispatch({ function_name: "kind", args: [serializeArg(new PyFloat(1))] });
+    expect(deserializeArg(plain.result)).toEqual(["number", true]);
+    const exact = await d.dispatch({ function_name: "exact", args: [serializeArg(new PyFloat(1))] });
+    const [was, back] = deserializeArg(exact.result) as [boolean, unknown];
+    expect(was).toBe(true);
+    expect(isPyFloat(back)).toBe(true);
+  });
+
+  it("declared float returns go back as floats; a mismatched argument is a TypeError-shaped failure", async () => {
+    const d = dispatcher();
+    const ok = await d.dispatch({ function_name: "scale", args: [serializeArg([1, 2]), serializeArg(0.5)] });
+    const [half, one] = deserializeArg(ok.result) as unknown[];
+    expect(half).toBe(0.5);
+    expect(isPyFloat(one) && one.value).toBe(1);
+    const bad = await d.dispatch({
+      function_name: "scale",
+      args: [serializeArg([1])],
+      kwargs: { k: serializeArg("2") },
+    });
+    expect(bad.success).toBe(false);
+    expect(bad.error).toBe("scale() argument 'k' must be float, not str");
+  });
+
+  it("missing required arguments are CPython's TypeError text, keyword holes included", async () => {
+    const d = dispatcher();
+    const one = await d.dispatch({ function_name: "add", args: [serializeArg(1)] });
+    expect(one.success).toBe(false);
+    expect(one.error).toBe("add() missing 1 required positional argument: 'b'");
+    const none = await d.dispatch({ function_name: "three" });
+    expect(none.error).toBe("three() missing 3 required positional arguments: 'a', 'b', and 'c'");
+    const hole = await d.dispatch({ function_name: "scale", kwargs: { k: serializeArg(2) } });
+    expect(hole.error).toBe("scale() missing 1 required positional argument: 'xs'");
+    const method = await d.dispatch({
+      execution_type: "class",
+      class_name: "Counter",
+      method_name: "increment",
+    });
+    expect(method.success).toBe(true);
+  });
+
+  it("a return value that cannot be pickled says so about the result", async () => {
+    const res = await dispatcher().dispatch({ function_name: "when" });
+    expect(res.success).toBe(false);
+    expect(res.error?.split("\n")[0]).toBe(
+      "Failed to serialize result: cannot pickle a Date: send date.toISOString() (Python: datetime.fromisoformat) or date.getTime() / 1000 (a timestamp)",
+    );
+  });
+
+  it("stdout is what each call wrote, kept apart for concurrent calls, also when the call fails", async () => {
+    const d = new RemoteDispatcher(registry, { capture: captureOutput });
+    const [slow, fast, bad] = await Promise.all([
+      d.dispatch({ function_name: "talk", args: [serializeArg("slow"), serializeArg(30)] }),
+      d.dispatch({ function_name: "talk", args: [serializeArg("fast"), serializeArg(1)] }),
+      d.dispatch({ function_name: "talk", args: [serializeArg("bad"), serializeArg(5)] }),
+    ]);
+    expect(slow.stdout).toBe("slow 1\nslow 2\n");
+    expect(fast.stdout).toBe("fast 1\nfast 2\n");
+    expect(bad.success).toBe(false);
+    expect(bad.error?.split("\n")[0]).toBe("bad word");
+    expect(bad.stdout).toBe("bad 1\nbad 2\n");
+    const plain = await dispatcher().dispatch({
+      function_name: "talk",
+      args: [serializeArg("x"), serializeArg(0)],
+    });
+    expect(plain.stdout).toBe("");
   });
 });
 

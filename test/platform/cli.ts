@@ -58,7 +58,8 @@ export async function startFlash(command: "dev" | "serve", args: string[]): Prom
     child.kill("SIGKILL");
     throw new Error(`${(err as Error).message}; output:\n${lines.join("\n")}`);
   }
-  const endpointUrl = /curl -s -X POST (\S+)\/runsync/.exec(ready)![1]!;
+  // a queue endpoint's curl posts to /runsync, a chat-completion worker's to its OpenAI base URL
+  const endpointUrl = /curl -s -X POST (\S+?)\/(?:runsync|openai\/v1\/chat\/completions) /.exec(ready)![1]!;
   const apiKey = /Authorization: Bearer ([^']+)'/.exec(ready)![1]!;
   const url = endpointUrl.replace(/\/v2\/[^/]+$/, "");
   return {

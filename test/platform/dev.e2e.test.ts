@@ -1,9 +1,10 @@
 // End to end: `flash dev examples/echo/handler.ts` as a child process, real worker processes connected to it
 // over the worker protocol, jobs sent over HTTP as a user would.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chatCurlCommand } from "../../src/cli/dev-app.js";
 import { defaultWorkerCommand } from "../../src/platform/index.js";
 import { type FlashProcess, ROOT, startFlash } from "./cli.js";
 import { eventually, type JobJson } from "./helpers.js";
@@ -263,4 +264,52 @@ describe("flash serve", () => {
     },
     E2E_TIMEOUT,
   );
+});
+
+describe("flash dev examples/openai-compatible/handler.ts (a chat-completion worker)", () => {
+  let dev: FlashProcess;
+  beforeAll(async () => {
+    dev = await startFlash("dev", [
+      "examples/openai-compatible/handler.ts",
+      "--port",
+      "0",
+      "--workers",
+      "1,1",
+    ]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    expect(await dev?.stop()).toBe(0);
+  }, E2E_TIMEOUT);
+
+  it(
+    "prints the OpenAI base URL and a curl of /chat/completions that works as printed",
+    async () => {
+      const base = `${dev.endpointUrl}/openai/v1`;
+      expect(dev.lines.find((l) => l.startsWith("flash dev: "))).toContain(`(OpenAI base URL: ${base})`);
+      const ready = dev.lines.find((l) => l.includes("Ready. Try:"))!;
+      const curl = ready.slice(ready.indexOf("curl "));
+      expect(curl).toContain(`${base}/chat/completions`);
+      const run = spawnSync("sh", ["-c", curl], { encoding: "utf8", timeout: 120_000 });
+      expect(run.status).toBe(0);
+      const answer = JSON.parse(run.stdout) as {
+        object: string;
+        choices: { message: { content: string } }[];
+      };
+      expect(answer.object).toBe("chat.completion");
+      expect(answer.choices[0]?.message.content).toContain("hello from the local test");
+    },
+    E2E_TIMEOUT,
+  );
+
+  it("without a test_input.json the curl sends one user message", () => {
+    const dir = join(ROOT, "test-artifacts", "chat-curl");
+    mkdirSync(dir, { recursive: true });
+    rmSync(join(dir, "test_input.json"), { force: true });
+    const curl = chatCurlCommand("http://127.0.0.1:1", "llm", "k", join(dir, "handler.ts"));
+    expect(curl).toBe(
+      `curl -s -X POST http://127.0.0.1:1/v2/llm/openai/v1/chat/completions -H 'Authorization: Bearer k' -H 'Content-Type: application/json' -d '{"messages":[{"role":"user","content":"Hello!"}]}'`,
+    );
+    writeFileSync(join(dir, "test_input.json"), JSON.stringify({ input: { prompt: "not chat" } }));
+    expect(chatCurlCommand("http://127.0.0.1:1", "llm", "k", join(dir, "handler.ts"))).toBe(curl);
+  });
 });

@@ -1,5 +1,5 @@
 // Shared pieces of the platform tests: a platform on 127.0.0.1:0 with its log captured, and the worker
-// side of the wire spoken with plain fetch, exactly as worker-protocol §15 shows it.
+// side of the wire spoken with plain fetch, exactly as docs/protocol.md §15 shows it.
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, type PlatformOptions, startPlatform } from "../../src/platform/index.js";
 

@@ -1,5 +1,5 @@
 // runpod-sdk from npm (the platform's official JavaScript client) drives every client route it has
-// against the local platform, unchanged; the worker side is spoken in raw requests (worker-protocol §15).
+// against the local platform, unchanged; the worker side is spoken in raw requests (docs/protocol.md §15).
 import runpodSdk from "runpod-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENDPOINT, type JobJson, startTestPlatform, type TestPlatform, type WireWorker } from "./helpers.js";

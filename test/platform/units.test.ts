@@ -1,11 +1,13 @@
 // Small pure pieces: relaying worker output, endpoint ids from file names, dev/serve flags.
 import { describe, expect, it } from "vitest";
-import { endpointIdFor, parseLocalArgs } from "../../src/cli/dev.js";
+import { spec as dev } from "../../src/cli/dev.js";
+import { parseLocalArgs } from "../../src/cli/local-platform.js";
 import { ConfigError } from "../../src/config/index.js";
 import { createLogger } from "../../src/log/index.js";
 import type { Platform } from "../../src/platform/index.js";
 import { curlCommand } from "../../src/platform/index.js";
 import { relayLine } from "../../src/platform/pool.js";
+import { endpointIdFor } from "../../src/runtime/load.js";
 
 function capture() {
   const lines: string[] = [];
@@ -49,7 +51,7 @@ describe("flash dev arguments", () => {
   });
 
   it("defaults to 127.0.0.1:8000 with a generated key", () => {
-    const args = parseLocalArgs(["handler.ts"], {});
+    const args = parseLocalArgs(dev, ["handler.ts"], {});
     expect(args).toMatchObject({
       host: "127.0.0.1",
       port: 8000,
@@ -61,6 +63,7 @@ describe("flash dev arguments", () => {
 
   it("reads --host, --port, --api-key and --workers, flags over the environment", () => {
     const args = parseLocalArgs(
+      dev,
       ["h.ts", "--host=0.0.0.0", "--port", "9000", "--api-key", "k1", "--workers", "2,5"],
       {
         FLASH_API_KEY: "from-env",
@@ -71,14 +74,14 @@ describe("flash dev arguments", () => {
     expect(args).toMatchObject({ host: "0.0.0.0", port: 9000, apiKey: "k1", keyGenerated: false });
     expect(args.config.localWorkers).toEqual([2, 5]);
     // n means [0, n], as an Endpoint's `workers: n` does.
-    expect(parseLocalArgs([], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([0, 3]);
+    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([0, 3]);
   });
 
   it("refuses bad values with a ConfigError naming the flag", () => {
-    expect(() => parseLocalArgs(["--workers", "3,1"], {})).toThrow(ConfigError);
-    expect(() => parseLocalArgs(["--workers", "0,0"], {})).toThrow(/--workers/);
-    expect(() => parseLocalArgs(["--port", "70000"], {})).toThrow(ConfigError);
-    expect(() => parseLocalArgs(["--nope"], {})).toThrow("Unknown option --nope");
+    expect(() => parseLocalArgs(dev, ["--workers", "3,1"], {})).toThrow(ConfigError);
+    expect(() => parseLocalArgs(dev, ["--workers", "0,0"], {})).toThrow(/--workers/);
+    expect(() => parseLocalArgs(dev, ["--port", "70000"], {})).toThrow(ConfigError);
+    expect(() => parseLocalArgs(dev, ["--nope"], {})).toThrow("Unknown option --nope");
   });
 
   it("prints a curl call that survives shell quoting", () => {

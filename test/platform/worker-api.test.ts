@@ -1,4 +1,4 @@
-// The worker API at the wire level, in the raw requests runpod-python 1.12 makes (worker-protocol §3, §15).
+// The worker API at the wire level, in the raw requests runpod-python 1.12 makes (docs/protocol.md §3, §15).
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

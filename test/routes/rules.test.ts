@@ -14,7 +14,7 @@ function message(fn: () => unknown): string {
   throw new Error("expected an error");
 }
 
-describe("route rules (interface document: Route rules; flash-toolkit §4.1)", () => {
+describe("route rules (interface document: Route rules; docs/toolkit.md §4.1)", () => {
   it("declares GET, POST, PUT, DELETE and PATCH routes, and returns the function", () => {
     const api = new Endpoint({ name: "my-api" });
     const fn = async (body: { x: number }) => body.x;

@@ -31,7 +31,7 @@ const json = (payload: unknown) => ({
   headers: { "content-type": "application/json" },
 });
 
-describe("/ping: 204 while starting, 200 when ready (flash-toolkit §4.2)", () => {
+describe("/ping: 204 while starting, 200 when ready (docs/toolkit.md §4.2)", () => {
   it("answers 204 while an onStart hook runs, then 200 {status: healthy}", async () => {
     let finish = () => {};
     const api = endpoint().onStart(() => new Promise<void>((resolve) => (finish = resolve)));
@@ -305,7 +305,7 @@ describe("errors", () => {
   });
 });
 
-describe("forms: file parts as bytes, the rest as strings (flash-toolkit §4.3 `bytes` parameters)", () => {
+describe("forms: file parts as bytes, the rest as strings (docs/toolkit.md §4.3 `bytes` parameters)", () => {
   it("a multipart upload over a real socket: the file is a Uint8Array, fields strings, path params merged", async () => {
     const api = endpoint();
     api.post(

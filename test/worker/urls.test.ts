@@ -15,7 +15,7 @@ const platform = (over: Partial<PlatformConfig> = {}): PlatformConfig => ({
   ...over,
 });
 
-describe("platform URLs (worker-protocol §2.1, §15)", () => {
+describe("platform URLs (docs/protocol.md §2.1, §15)", () => {
   const urls = platformUrls(platform());
   it("builds every URL of §15", () => {
     expect(urls.take(1, false)).toBe("https://api.runpod.ai/v2/EP/job-take/w1?gpu=X&job_in_progress=0");

@@ -1,5 +1,7 @@
 // REST v2 errors as the document gives them: application/problem+json `{title, status, detail, errors?}`.
+
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { FlashError, isFlashError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
 
 const TITLES: Record<number, string> = {
@@ -15,7 +17,8 @@ const TITLES: Record<number, string> = {
 };
 
 /** An error answer; `errors` lists field-level failures. */
-export class Problem extends Error {
+export class Problem extends FlashError {
+  readonly code = "HTTP_PROBLEM";
   override name = "Problem";
   constructor(
     readonly status: number,
@@ -36,8 +39,15 @@ export function sendProblem(reply: FastifyReply, status: number, detail: string,
 /** The REST routes' error handler: Problems as they are, anything else as a problem body too. */
 export function problemHandler(log: Logger) {
   return (err: FastifyError & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof Problem) return sendProblem(reply, err.status, err.detail, err.errors);
-    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    if (isFlashError(err, "HTTP_PROBLEM")) {
+      const problem = err as unknown as Problem;
+      return sendProblem(reply, problem.status, problem.detail, problem.errors);
+    }
+    // Our own HttpError names it `status`; fastify's errors `statusCode`.
+    const given = isFlashError(err, "HTTP_STATUS")
+      ? (err as unknown as { status: number }).status
+      : err.statusCode;
+    const status = given && given >= 400 ? given : 500;
     if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.message}`);
     return sendProblem(reply, status, err.message);
   };

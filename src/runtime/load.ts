@@ -1,12 +1,15 @@
+// Loading the user's app file: found by name or default, imported (TypeScript too), and its app picked.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, extname, join, resolve } from "node:path";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { FlashError } from "../errors.js";
 import { stackText } from "../log/stack.js";
-import { type App, registry, versionMismatch } from "../runtime/registry.js";
+import { type App, registry, versionMismatch } from "./registry.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
-export class LoadError extends Error {
+export class LoadError extends FlashError {
+  readonly code = "LOAD_FAILED";
   override name = "LoadError";
 }
 
@@ -81,8 +84,9 @@ async function importTypeScript(file: string, url: string): Promise<Module> {
 let tsxRegistered = false;
 
 /**
- * tsx's hooks for both module kinds, as `node --import tsx` installs them. Not tsImport's namespaced
- * form: it runs a CommonJS app's file from a data: URL, whose stack frames carry the whole compiled source.
+ * tsx's hooks for both module kinds and the whole process, as `node --import tsx` installs them: the app's
+ * `import "flash-worker"` resolves to the running copy. Not tsImport's namespaced form: it runs a CommonJS
+ * app's file from a data: URL, whose stack frames carry the whole compiled source.
  */
 async function registerTsx(): Promise<void> {
   if (tsxRegistered) return;
@@ -110,7 +114,7 @@ export async function loadApp(file: string): Promise<App> {
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   let app = isApp(mod.default) ? mod.default : reg.app;
   if (!app && reg.remotes.size > 0) {
-    const { withRemoteFunctions } = await import("../runtime/remote.js");
+    const { withRemoteFunctions } = await import("./remote.js");
     app = withRemoteFunctions(undefined);
   }
   if (!app) {
@@ -119,4 +123,23 @@ export async function loadApp(file: string): Promise<App> {
     );
   }
   return app;
+}
+
+/** Lowercase letters, digits, `-` and `_`, at most 64: what endpoint ids may be. */
+export function endpointSlug(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "");
+  return slug.slice(0, 64) || "endpoint";
+}
+
+/**
+ * The endpoint id, one rule for `flash dev` and `flash deploy`: the Endpoint's `name` made URL-safe, else the
+ * handler's file name, or its folder's for `handler`/`index`/`main`/`worker` files (examples/echo/handler.ts → "echo").
+ */
+export function endpointIdFor(file: string, name?: string): string {
+  if (name) return endpointSlug(name);
+  const stem = basename(file, extname(file));
+  return endpointSlug(["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem);
 }

@@ -1,0 +1,106 @@
+// The one error shape: every error flash-worker throws is a FlashError with a stable `code`, checked by code.
+
+/** Shared by every copy of the package loaded in one process, so isFlashError holds where instanceof would not. */
+const BRAND = Symbol.for("flash-worker.error");
+
+/** Stable codes, one per condition; a message may be reworded, a code is not. */
+export type ErrorCode =
+  // Configuration and the user's project.
+  | "CONFIG_INVALID"
+  | "ENDPOINT_CONFIG_INVALID"
+  | "LOAD_FAILED"
+  | "BUILD_FAILED"
+  | "API_KEY_MISSING"
+  | "CREDENTIALS_FILE_INVALID"
+  | "PROVISION_FAILED"
+  // Payloads and remote functions.
+  | "PICKLE_INVALID"
+  | "PICKLE_GLOBAL_REFUSED"
+  | "PAYLOAD_TOO_LARGE"
+  | "DESERIALIZE_TIMEOUT"
+  | "SERIALIZATION_FAILED"
+  | "REMOTE_REQUEST_INVALID"
+  // The worker and the platform it talks to.
+  | "JOB_STOPPED"
+  | "WORKER_SHUTDOWN"
+  | "PLATFORM_TOO_MANY_REQUESTS"
+  | "PLATFORM_HTTP"
+  | "PLATFORM_DELIVERY"
+  | "PLATFORM_UNREACHABLE"
+  | "MANAGEMENT_HTTP"
+  // Deploying through the REST API, container tools and images.
+  | "API_UNREACHABLE"
+  | "API_HTTP"
+  | "DEPLOY_FAILED"
+  | "ENDPOINT_MAPPING_INVALID"
+  | "IMAGE_FAILED"
+  | "LIFECYCLE_FAILED"
+  | "CONTAINER_TOOL_MISSING"
+  | "CONTAINER_TOOL_FAILED"
+  | "HTTP_PROBLEM"
+  // Handler-side helpers: input validation, files, GPUs, fitness checks.
+  | "VALIDATION_FAILED"
+  | "UPLOAD_FAILED"
+  | "DOWNLOAD_FAILED"
+  | "GPU_DRIVER_NOT_FOUND"
+  | "NVML_FAILED"
+  | "CUDA_FAILED"
+  | "GPU_CHECK_FAILED"
+  | "NO_GPU"
+  | "FITNESS_CHECK_FAILED"
+  // The local platform's own answers.
+  | "HTTP_STATUS"
+  // The endpoint client.
+  | "ENDPOINT_ERROR"
+  | "ENDPOINT_UNREACHABLE"
+  | "ENDPOINT_HTTP"
+  | "ENDPOINT_NOT_DEPLOYED"
+  | "ENDPOINT_KIND_MISMATCH"
+  | "EXECUTION_TIMEOUT"
+  | "DESERIALIZE_FAILED"
+  | "CIRCUIT_OPEN"
+  | "JOB_FAILED";
+
+/** The base of every error the project throws; subclasses fix `code` and `name`. */
+export abstract class FlashError extends Error {
+  abstract readonly code: ErrorCode;
+  readonly [BRAND] = true;
+}
+
+/** Whether `value` is a FlashError (from any copy of the package), optionally one of the given codes. */
+export function isFlashError(value: unknown, ...codes: ErrorCode[]): value is FlashError {
+  if (typeof value !== "object" || value === null) return false;
+  if ((value as { [BRAND]?: unknown })[BRAND] !== true) return false;
+  return codes.length === 0 || codes.includes((value as FlashError).code);
+}
+
+/** Any HTTP answer that was not 2xx: the same four fields whichever side met it. */
+export interface HttpStatusFields {
+  readonly status: number;
+  readonly statusText: string;
+  /** The answer's body as text (an `{"error"}` JSON body where the platform sent one). */
+  readonly body: string;
+  readonly url: string;
+}
+
+const megabytes = (bytes: number): string => (bytes / (1024 * 1024)).toFixed(1);
+
+/**
+ * A payload over its limit (interface document: "Payload size exceeds limit of 10.0 MB"): one base64
+ * argument the decoder refuses, or a request the endpoint client refuses to send (then `endpoint` is set).
+ */
+export class PayloadTooLargeError extends FlashError {
+  readonly code = "PAYLOAD_TOO_LARGE";
+  override name = "PayloadTooLargeError";
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+    readonly endpoint?: string,
+  ) {
+    super(
+      endpoint === undefined
+        ? `Payload size ${megabytes(bytes)} MB exceeds limit of ${megabytes(limit)} MB`
+        : `Payload size exceeds limit of ${megabytes(limit)} MB: the request to ${endpoint} is ${megabytes(bytes)} MB. Use network volumes, compress, or split requests.`,
+    );
+  }
+}

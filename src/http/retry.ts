@@ -1,0 +1,93 @@
+// The one retry loop: attempts, exponential waits, and a caller's say on what is worth another try.
+
+/** How a call is retried: `attempts` in total, waits doubling from `baseMs` up to `maxMs`. */
+export interface RetryPolicy {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+/** Worker result, stream and progress posts: waits of 1, 2, 4, 8 s, so a post gives up after ~15 s of failures. */
+export const RESULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 1000, maxMs: 8000 };
+
+/** Worker heartbeat: waits of 0.5 s then 1 s, ~1.5 s in all, well inside one ping interval (urllib3's Retry(3)). */
+export const PING_RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 1000 };
+
+/** Client calls on connection failures: waits of 0.5 s then 1 s, so a call gives up after ~1.5 s of refusals. */
+export const CONNECT_RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 10_000 };
+
+/** Artifact uploads: waits of 2 s then 4 s, ~6 s in all (base 2 s, max 30 s as the toolkit has it). */
+export const UPLOAD_RETRY: RetryPolicy = { attempts: 3, baseMs: 2_000, maxMs: 30_000 };
+
+/** Webhook deliveries: 2 more tries 10 s apart, ~20 s in all (the platform's policy). */
+export const WEBHOOK_RETRY: RetryPolicy = { attempts: 3, baseMs: 10_000, maxMs: 10_000 };
+
+/** Status polls: 250 ms doubling to 5 s while nothing changes; never gives up by itself (the caller's deadline does). */
+export const POLL_BACKOFF: RetryPolicy = { attempts: Number.POSITIVE_INFINITY, baseMs: 250, maxMs: 5_000 };
+
+/** The wait after the `failedAttempts`-th failure. */
+export function backoffMs(policy: RetryPolicy, failedAttempts: number): number {
+  return Math.min(policy.maxMs, policy.baseMs * 2 ** (failedAttempts - 1));
+}
+
+/** What one attempt came to: a value, or what it threw. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** Why an outcome deserves another attempt, or undefined when it stands as the answer. */
+export type Classify<T> = (outcome: Outcome<T>) => string | undefined;
+
+export interface RetryOptions<T> {
+  /** Told before each wait, e.g. to log it. */
+  onRetry?: (reason: string, attempt: number, waitMs: number) => void;
+  /** The last attempt still wanted a retry (or `signal` ended the waits): its answer, or throw. Default: the outcome as it was. */
+  exhausted?: (reason: string, attempts: number, outcome: Outcome<T>) => T;
+  /** Aborting ends a wait early and gives up. */
+  signal?: AbortSignal;
+}
+
+/** Runs `fn` until `classify` accepts its outcome or the policy's attempts are spent. */
+export async function withRetry<T>(
+  policy: RetryPolicy,
+  fn: (attempt: number) => Promise<T>,
+  classify: Classify<T>,
+  options: RetryOptions<T> = {},
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let outcome: Outcome<T>;
+    try {
+      outcome = { ok: true, value: await fn(attempt) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const reason = classify(outcome);
+    if (reason === undefined) return settle(outcome);
+    if (attempt >= policy.attempts || options.signal?.aborted) {
+      return options.exhausted ? options.exhausted(reason, attempt, outcome) : settle(outcome);
+    }
+    const waitMs = backoffMs(policy, attempt);
+    options.onRetry?.(reason, attempt, waitMs);
+    await sleep(waitMs, options.signal);
+    if (options.signal?.aborted) {
+      return options.exhausted ? options.exhausted(reason, attempt, outcome) : settle(outcome);
+    }
+  }
+}
+
+function settle<T>(outcome: Outcome<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw outcome.error;
+}
+
+/** Waits, ending early (without throwing) when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,40 @@
+// The process around a running app: stray errors logged instead of fatal, and the shutdown signals.
+import type { Logger } from "./log/index.js";
+import { stackText } from "./log/stack.js";
+
+const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT"] as const;
+
+let guarded = false;
+
+/**
+ * Stray errors from handler or route code (an uncaught throw in a callback, a rejection nobody awaits) are
+ * logged with their stack, never fatal, the same in every mode (flash run too): the job or request decides.
+ */
+export function guardProcess(log: Logger): void {
+  if (guarded) return;
+  guarded = true;
+  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${stackText(err, String(err))}`));
+  process.on("unhandledRejection", (reason) =>
+    log.error(`Unhandled rejection | ${stackText(reason, String(reason))}`),
+  );
+}
+
+/** Calls `on` at every SIGTERM or SIGINT until the returned function is called. */
+export function onShutdownSignal(on: (signal: NodeJS.Signals) => void): () => void {
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, on);
+  return () => {
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, on);
+  };
+}
+
+/** The first SIGTERM or SIGINT from now; `dispose` stops listening without waiting for one. */
+export function nextShutdownSignal(): { signal: Promise<NodeJS.Signals>; dispose(): void } {
+  let dispose = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    dispose = onShutdownSignal((received) => {
+      dispose();
+      resolve(received);
+    });
+  });
+  return { signal, dispose };
+}

@@ -1,0 +1,106 @@
+// The import graph of src/: no circles between folders, the registry stays a leaf, commands never import each other.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../process.js";
+
+const SRC = join(ROOT, "src");
+
+interface Edge {
+  from: string;
+  to: string;
+}
+
+/** Every relative import and re-export of every .ts file under src/, as file → file. */
+function fileImports(): Edge[] {
+  const edges: Edge[] = [];
+  const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
+  for (const file of files) {
+    const text = readFileSync(join(SRC, file), "utf8");
+    for (const match of text.matchAll(specifier)) {
+      const target = relative(SRC, resolve(SRC, dirname(file), match[1]!)).replace(/\.js$/, ".ts");
+      edges.push({ from: file, to: target });
+    }
+  }
+  return edges;
+}
+
+/** A file's place in the layering: its top folder, or the file itself for src/*.ts (index, errors, …). */
+const unit = (file: string): string => (file.includes("/") ? `${file.split("/")[0]}/` : file);
+
+/** The circles of a directed graph (each found once from its smallest node), as node lists. */
+function circles(graph: Map<string, Set<string>>): string[][] {
+  const found: string[][] = [];
+  const nodes = [...graph.keys()].sort();
+  for (const start of nodes) {
+    const walk = (node: string, path: string[]) => {
+      for (const next of graph.get(node) ?? []) {
+        if (next === start) found.push([...path, start]);
+        else if (next > start && !path.includes(next)) walk(next, [...path, next]);
+      }
+    };
+    walk(start, [start]);
+  }
+  return found;
+}
+
+function folderGraph(edges: Edge[]): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    const [a, b] = [unit(from), unit(to)];
+    if (a === b) continue;
+    if (!graph.has(a)) graph.set(a, new Set());
+    graph.get(a)!.add(b);
+  }
+  return graph;
+}
+
+describe("src/ layering", () => {
+  const edges = fileImports();
+
+  it("finds the imports it checks", () => {
+    expect(edges.length).toBeGreaterThan(200);
+    expect(edges).toContainEqual({ from: "index.ts", to: "runtime/registry.ts" });
+  });
+
+  it("the circle finder sees a circle when there is one", () => {
+    const graph = folderGraph([
+      { from: "a/x.ts", to: "b/y.ts" },
+      { from: "b/y.ts", to: "c/z.ts" },
+      { from: "c/z.ts", to: "a/w.ts" },
+      { from: "c/z.ts", to: "d.ts" },
+    ]);
+    expect(circles(graph)).toEqual([["a/", "b/", "c/", "a/"]]);
+  });
+
+  it("has no circles between folders", () => {
+    const graph = folderGraph(edges);
+    const found = circles(graph).map((circle) => {
+      const steps = circle.slice(1).map((to, i) => {
+        const from = circle[i]!;
+        const example = edges.find((e) => unit(e.from) === from && unit(e.to) === to)!;
+        return `${example.from} → ${example.to}`;
+      });
+      return steps.join(", ");
+    });
+    expect(found).toEqual([]);
+  });
+
+  it("keeps the registry a leaf: it imports types only, and nothing it imports reaches back into the runtime", () => {
+    const text = readFileSync(join(SRC, "runtime/registry.ts"), "utf8");
+    const values = [...text.matchAll(/^import (?!type )[^;]*from "([^"]+)"/gm)].map((m) => m[1]);
+    expect(values).toEqual(["../version.js"]);
+    expect(edges.filter((e) => e.from === "routes/endpoint.ts" && e.to.startsWith("runtime/"))).toEqual([]);
+  });
+
+  it("has commands import libraries, never each other", () => {
+    const main = readFileSync(join(SRC, "cli/main.ts"), "utf8");
+    const commands = new Set(
+      [...main.matchAll(/import\("\.\/([\w-]+)\.js"\)/g)].map((m) => `cli/${m[1]}.ts`),
+    );
+    expect(commands.size).toBeGreaterThanOrEqual(7);
+    const crossings = edges.filter((e) => commands.has(e.to) && e.from !== "cli/main.ts");
+    expect(crossings).toEqual([]);
+  });
+});
