@@ -12,6 +12,7 @@ import {
   EndpointConnectionError,
   EndpointError,
   EndpointHttpError,
+  EndpointKindError,
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
@@ -50,10 +51,16 @@ export interface EndpointHealth {
   workers: Record<string, number>;
 }
 
+/** The methods a load-balanced endpoint's routes take. */
+export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
 export interface EndpointClientOptions {
-  /** The endpoint's id: calls go to `{baseUrl}/v2/<id>`. */
+  /** The endpoint's id: jobs go to `{baseUrl}/v2/<id>`, routes to `https://<id>.api.runpod.ai` (`{baseUrl}/lb/<id>` on another platform). */
   id?: string;
-  /** The endpoint's full URL `{base_url}/v2/<id>`, instead of id and baseUrl. */
+  /**
+   * The endpoint's full URL instead of id and baseUrl: `{base_url}/v2/<id>` for a queue endpoint, or the
+   * routes' base URL of a load-balanced one (`https://<id>.api.runpod.ai`, `http://127.0.0.1:8000/lb/<id>`).
+   */
   url?: string;
   /** Used in messages and logs; with neither id nor url, the endpoint `flash deploy` created under this name. */
   name?: string;
@@ -96,8 +103,16 @@ const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.no
 
 interface Target {
   id: string;
+  /** `{base_url}/v2/<id>`: where jobs go. */
   url: string;
+  /** Where routes go. */
+  routesUrl: string;
+  /** Known from the URL given or the deployment record; undefined when only an id was given. */
+  kind?: "queue" | "load-balanced";
 }
+
+/** A `/v2/<id>` job URL: its base and the id. */
+const JOB_URL = /^(.*)\/v2\/([^/]+)$/;
 
 /**
  * A client for one serverless endpoint: `{base_url}/v2/<endpoint_id>` with `Authorization: Bearer <key>`.
@@ -225,6 +240,51 @@ export class EndpointClient {
     return this.request<{ removed: number; status: string }>("POST", "/purge-queue");
   }
 
+  /** GET a route of a load-balanced endpoint; `query` becomes the query string. */
+  get<T = unknown>(path: string, query?: Record<string, string | number | boolean>): Promise<T> {
+    const search = query
+      ? `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`
+      : "";
+    return this.route<T>("GET", `${path}${search}`);
+  }
+
+  /** POST `body` (sent as JSON) to a route of a load-balanced endpoint; resolves with the answer's JSON. */
+  post<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("POST", path, body);
+  }
+
+  put<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("PUT", path, body);
+  }
+
+  patch<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("PATCH", path, body);
+  }
+
+  delete<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("DELETE", path, body);
+  }
+
+  /** One route call with the client's retries and breaker; a non-2xx answer is an EndpointHttpError. */
+  async route<T = unknown>(method: RouteMethod, path: string, body?: unknown): Promise<T> {
+    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    const target = this.resolve();
+    if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `${method} ${path}`);
+    let text: string | undefined;
+    if (body !== undefined) {
+      try {
+        text = JSON.stringify(body);
+      } catch (err) {
+        throw new EndpointError(
+          `Body for ${method} ${path} on endpoint ${this.name} cannot be sent as JSON: ${(err as Error).message}`,
+          this.name,
+        );
+      }
+    }
+    this.resourceLog().info(`${method} ${path}`);
+    return this.request<T>(method, path, text, REQUEST_TIMEOUT_MS, "routes");
+  }
+
   private async pollUntilDone<O>(
     first: JobOutput,
     deadline: number,
@@ -290,6 +350,9 @@ export class EndpointClient {
   }
 
   private async jobRequest(method: "GET" | "POST", path: string, body?: string, timeoutMs?: number) {
+    if (this.resolve().kind === "load-balanced") {
+      throw new EndpointKindError(this.name, "load-balanced", `${method} ${path.split("?")[0]}`);
+    }
     const job = await this.request<JobOutput>(method, path, body, timeoutMs);
     if (
       typeof job !== "object" ||
@@ -307,13 +370,17 @@ export class EndpointClient {
 
   /** One call through the shared HTTP client (retries, the endpoint's breaker), the answer parsed as JSON. */
   private async request<T>(
-    method: "GET" | "POST",
+    method: RouteMethod,
     path: string,
     body?: string,
     timeoutMs = REQUEST_TIMEOUT_MS,
+    to: "jobs" | "routes" = "jobs",
   ): Promise<T> {
     const target = this.resolve();
-    const url = `${target.url}${path}`;
+    if (to === "jobs" && target.kind === "load-balanced") {
+      throw new EndpointKindError(this.name, "load-balanced", `${method} ${path.split("?")[0]}`);
+    }
+    const url = `${to === "jobs" ? target.url : target.routesUrl}${path}`;
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.apiKey()}`,
       "User-Agent": USER_AGENT,
@@ -330,13 +397,32 @@ export class EndpointClient {
     });
     const { response, text } = answer;
     if (response.ok) return this.parse<T>(text);
-    if (response.status === 404 && /^\s*\{\s*"error"\s*:\s*"Endpoint [^"]* not found"/.test(text)) {
+    if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
+    throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+  }
+
+  /** A 404 that says which way the call went wrong: no such endpoint, or the other kind of endpoint. */
+  private notFound(text: string, target: Target, to: "jobs" | "routes", attempted: string): void {
+    const error = errorText(text);
+    // A load-balanced worker's own 404 for /run, /runsync, /status/…: the job URL led to routes.
+    if (
+      to === "jobs" &&
+      /^No route [A-Z]+ \S*\/(run|runsync|status|stream|cancel|retry|health|purge-queue)\b/.test(error)
+    ) {
+      throw new EndpointKindError(this.name, "load-balanced", attempted);
+    }
+    if (to === "jobs" && /^Endpoint \S+ not found$/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no endpoint ${target.id}`,
+        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
       );
     }
-    throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+    if (to === "routes" && /^Load-balanced endpoint \S+ not found$/.test(error)) {
+      throw new EndpointNotDeployedError(
+        this.name,
+        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id} (a queue endpoint takes jobs: run(input), runsync(input))`,
+      );
+    }
   }
 
   private parse<T>(text: string): T {
@@ -352,16 +438,28 @@ export class EndpointClient {
     const { options } = this;
     if (options.url) {
       const url = options.url.replace(/\/+$/, "");
-      this.target = { id: lastSegment(url), url };
+      const job = JOB_URL.exec(url);
+      this.target = job
+        ? {
+            id: decodeURIComponent(job[2]!),
+            url,
+            routesUrl: routesUrlOf(job[1]!, decodeURIComponent(job[2]!)),
+          }
+        : { id: lastSegment(url), url, routesUrl: url, kind: "load-balanced" };
     } else if (options.id) {
-      this.target = { id: options.id, url: `${this.baseUrl()}/v2/${encodeURIComponent(options.id)}` };
+      const base = this.baseUrl();
+      this.target = {
+        id: options.id,
+        url: `${base}/v2/${encodeURIComponent(options.id)}`,
+        routesUrl: routesUrlOf(base, options.id),
+      };
     } else {
       const cwd = options.cwd ?? process.cwd();
       const deployed = readDeployments(cwd)?.endpoints[this.name];
       if (!deployed) {
         throw new EndpointNotDeployedError(this.name, `no deployment of it is recorded in ${cwd}/.flash`);
       }
-      this.target = { id: deployed.id, url: deployed.url };
+      this.target = { id: deployed.id, url: deployed.url, routesUrl: deployed.url, kind: deployed.kind };
     }
     return this.target;
   }
@@ -422,8 +520,28 @@ export function endpoint(idOrOptions: string | EndpointClientOptions, options: E
   return new EndpointClient(typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions);
 }
 
+/** Where a load-balanced endpoint's routes are: `<id>.api.runpod.ai` on RunPod, `/lb/<id>` on the local platform. */
+function routesUrlOf(base: string, id: string): string {
+  const host = new URL(base);
+  if (host.hostname === "api.runpod.ai") return `${host.protocol}//${id}.api.runpod.ai`;
+  return `${base}/lb/${encodeURIComponent(id)}`;
+}
+
+/** The `error` field of a JSON error body, else the text. */
+function errorText(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    return typeof parsed.error === "string" ? parsed.error : text;
+  } catch {
+    return text;
+  }
+}
+
+/** The id a URL names: its last path segment, or the host's first label (`https://<id>.api.runpod.ai`). */
 function lastSegment(url: string): string {
-  return decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+  const parsed = new URL(url);
+  const segment = decodeURIComponent(parsed.pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+  return segment || parsed.hostname.split(".")[0] || "";
 }
 
 function baseOf(url: string): string {

@@ -62,6 +62,24 @@ export class EndpointNotDeployedError extends EndpointError {
   }
 }
 
+/** A queue call on a load-balanced endpoint, or a route call on a queue-based one. */
+export class EndpointKindError extends EndpointError {
+  override readonly code = "ENDPOINT_KIND_MISMATCH";
+  override name = "EndpointKindError";
+  constructor(
+    endpoint: string,
+    readonly kind: "queue" | "load-balanced",
+    attempted: string,
+  ) {
+    super(
+      kind === "load-balanced"
+        ? `Endpoint ${endpoint} is load-balanced: it serves HTTP routes, not jobs, so ${attempted} cannot reach it. Call a route instead: post("/path", body), get("/path"), put, patch or delete.`
+        : `Endpoint ${endpoint} is queue-based: it takes jobs, not HTTP routes, so ${attempted} cannot reach it. Send it a job instead: run(input) or runsync(input).`,
+      endpoint,
+    );
+  }
+}
+
 /** The job did not finish in time: the client's wait ran out, or the platform timed the job out. */
 export class ExecutionTimeoutError extends EndpointError {
   override readonly code = "EXECUTION_TIMEOUT";

@@ -1,5 +1,5 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
-// health, purgeQueue), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+// health, purgeQueue; get/post/put/patch/delete on load-balanced routes), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 // Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
 
 export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
@@ -27,6 +27,7 @@ export {
   type JobOptions,
   type JobOutput,
   type JobStatus,
+  type RouteMethod,
   type WaitOptions,
 } from "./endpoint.js";
 export {
@@ -35,6 +36,7 @@ export {
   EndpointConnectionError,
   EndpointError,
   EndpointHttpError,
+  EndpointKindError,
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,

@@ -7,7 +7,7 @@ import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
 
 export interface HttpRequest {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   url: string;
   headers: Record<string, string>;
   body?: string;

@@ -1,3 +1,4 @@
+import { stackText } from "../log/stack.js";
 import { VERSION } from "../version.js";
 import type { WorkerIdentity } from "./types.js";
 
@@ -28,7 +29,7 @@ export function errorMessage(err: unknown): string {
 }
 
 export function describeHandlerError(err: unknown, worker: WorkerIdentity): HandlerErrorInfo {
-  const stack = err instanceof Error && err.stack ? err.stack : `${errorType(err)}: ${errorMessage(err)}`;
+  const stack = stackText(err, `${errorType(err)}: ${errorMessage(err)}`);
   return {
     error_type: errorType(err),
     error_message: errorMessage(err),

@@ -1,6 +1,7 @@
 // Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
 import { FlashError, isFlashError } from "../errors.js";
+import { stackText } from "../log/stack.js";
 import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
@@ -114,7 +115,7 @@ export function functionResponse(fields: Partial<FunctionResponse> & { success: 
 
 /** Python's error text: "<str(exc)>\n<traceback>"; the JS stack stands in for the traceback. */
 function errorText(e: unknown): string {
-  if (e instanceof Error) return `${e.message}\n${e.stack ?? ""}`;
+  if (e instanceof Error) return `${e.message}\n${stackText(e, "")}`;
   return String(e);
 }
 

@@ -2,7 +2,13 @@
 
 export { curlCommand, shellQuote } from "./curl.js";
 export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
-export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
+export {
+  defaultWorkerCommand,
+  type Platform,
+  type PlatformOptions,
+  startPlatform,
+  WORKER_STOP_GRACE_MS,
+} from "./server.js";
 export type { EndpointConfig } from "./state/endpoint.js";
 export type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
 export { newApiKey } from "./state/ids.js";

@@ -250,6 +250,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
           const message = timeoutMessage(name, timeoutMs);
           context.abort(new Error(message));
           finish(context);
+          log.warn(`${request.method} ${request.url} answered 504: ${message}`);
           return reply.code(504).send({ error: message });
         }, failed);
       }

@@ -20,7 +20,6 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
   const { QueueWorker } = await import("../worker/worker.js");
-  guardProcess(log);
   const workerLog = log.child({ subject: "worker" });
   const client = createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
@@ -69,6 +68,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
+  // Stray errors are logged and survived in every mode, the one-shot test included.
+  guardProcess(log);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());

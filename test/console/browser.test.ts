@@ -23,6 +23,15 @@ const ARGS = [
 const KEY = "console-browser-key";
 const ARTIFACTS = join(ROOT, "test-artifacts");
 
+/** The bits of the DOM these checks use (the test compiles without the DOM library). */
+interface Rects {
+  querySelector(selector: string): { getBoundingClientRect(): { left: number; right: number } } | null;
+}
+interface RangeLike {
+  selectNodeContents(node: unknown): void;
+  getBoundingClientRect(): { height: number };
+}
+
 let platform: Platform;
 let browser: Browser;
 
@@ -43,7 +52,13 @@ beforeAll(async () => {
     logger: createLogger({ level: "SILENT", json: false }),
     // min 0: the first job waits in the queue while its worker cold-starts, so IN_QUEUE is seen.
     endpoints: [
-      { id: "echo", file: join(ROOT, "examples/echo/handler.ts"), cwd: ROOT, workers: [0, 1] },
+      {
+        id: "echo",
+        name: "examples/echo/handler.ts",
+        file: join(ROOT, "examples/echo/handler.ts"),
+        cwd: ROOT,
+        workers: [0, 1],
+      },
       { id: "chat", file: join(ROOT, "examples/openai-compatible/handler.ts"), cwd: ROOT, workers: [1, 1] },
     ],
   });
@@ -74,6 +89,10 @@ describe("console in a browser", () => {
     expect(await page.locator("[data-endpoint-id]").count()).toBe(0);
     expect(await page.locator("[data-job-id]").count()).toBe(0);
     expect(apiCalls).toEqual([]);
+    // The browser's own /favicon.ico gets an icon, not a 404.
+    const icon = await page.request.get(`${platform.url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()["content-type"]).toContain("image/svg+xml");
     const statuses = await page.evaluate(async () => {
       const codes: number[] = [];
       for (const path of [
@@ -112,6 +131,16 @@ describe("console in a browser", () => {
     await visible(page.locator("#app"));
     await textMatches(page.locator("#connection"), /live/);
     await visible(page.locator('[data-endpoint-id="echo"]').first());
+    // The endpoint's id and its file are two words on screen, not "echoexamples/…".
+    const gap = await page
+      .locator('[data-endpoint-id="echo"] header')
+      .first()
+      .evaluate((header: Rects) => {
+        const name = header.querySelector(".endpoint-name")?.getBoundingClientRect();
+        const id = header.querySelector("strong")?.getBoundingClientRect();
+        return name && id ? name.left - id.right : -1;
+      });
+    expect(gap).toBeGreaterThanOrEqual(4);
 
     // Every status the playground shows for the job, in order, as the DOM changes.
     // (A string: the test compiles without the DOM library; this runs in the page.)
@@ -145,8 +174,41 @@ describe("console in a browser", () => {
     expect(await row.locator("td.execution").textContent()).toMatch(/^1\.\d\d s$/);
     const workerId = (await row.locator("td button.link").textContent()) ?? "";
     expect(workerId).toMatch(/\S+/);
+    // The job id keeps to one line (its start; the whole id is the cell's title).
+    expect(await row.locator("td.job-id").getAttribute("title")).toBe(jobId);
+    const lines = await row.locator("td.job-id").evaluate((td: unknown) => {
+      // In the page: the text's height over its line height is the number of lines it takes.
+      const page = globalThis as unknown as {
+        document: { createRange(): RangeLike };
+        getComputedStyle(node: unknown): { lineHeight: string; fontSize: string };
+      };
+      const range = page.document.createRange();
+      range.selectNodeContents(td);
+      const style = page.getComputedStyle(td);
+      const line = Number.parseFloat(style.lineHeight) || 1.2 * Number.parseFloat(style.fontSize);
+      return Math.round(range.getBoundingClientRect().height / line);
+    });
+    expect(lines).toBe(1);
+    // On a short window the detail opens below the fold: the click scrolls it into view.
+    await page.setViewportSize({ width: 1440, height: 360 });
+    await page.evaluate("window.scrollTo(0, 0)");
     await row.click();
     await textMatches(page.locator(".detail pre").first(), /"mock_delay": 1/);
+    await page.waitForFunction(
+      () => {
+        // In the page (a function, not a string: the console's CSP allows no eval).
+        const page = globalThis as unknown as {
+          scrollY: number;
+          innerHeight: number;
+          document: { querySelector(s: string): { getBoundingClientRect(): { top: number } } | null };
+        };
+        const top = page.document.querySelector(".detail")?.getBoundingClientRect().top ?? -1;
+        return page.scrollY > 0 && top >= 0 && top < page.innerHeight;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
+    await page.setViewportSize({ width: 1440, height: 900 });
     await page.screenshot({ path: join(ARTIFACTS, "console-jobs.png"), fullPage: true });
 
     // The worker in the sidebar opens its logs: the platform's lines about it and its own output.
@@ -186,6 +248,11 @@ describe("console in a browser", () => {
     expect(page.url()).toBe(`${platform.url}/`);
 
     await page.click('nav.tabs [data-tab="playground"]');
+    // A fresh browser: the body starts as the endpoint's test_input.json.
+    await page.selectOption("#pg-endpoint", "echo");
+    expect(JSON.parse(await page.inputValue("#pg-body"))).toEqual({
+      input: { name: "flash", message: "hello" },
+    });
     await page.selectOption("#pg-endpoint", "chat");
     await page.fill("#chat-input", "hello from the console");
     await page.click("#chat-send");

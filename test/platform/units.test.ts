@@ -73,7 +73,8 @@ describe("flash dev arguments", () => {
     );
     expect(args).toMatchObject({ host: "0.0.0.0", port: 9000, apiKey: "k1", keyGenerated: false });
     expect(args.config.localWorkers).toEqual([2, 5]);
-    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([3, 3]);
+    // n means [0, n], as an Endpoint's `workers: n` does.
+    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([0, 3]);
   });
 
   it("refuses bad values with a ConfigError naming the flag", () => {

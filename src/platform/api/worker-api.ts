@@ -14,11 +14,13 @@ export const MAX_BATCH_SIZE = 1_000;
 type WorkerParams = { endpointId: string; workerId: string };
 type PostParams = WorkerParams & { jobId: string };
 
-/** The job object a worker receives: what the platform sends on job-take (docs/protocol.md §4.1). */
-const takenJob = (job: JobRecord) =>
-  job.s3Config === undefined
-    ? { id: job.id, input: job.input }
-    : { id: job.id, input: job.input, s3Config: job.s3Config };
+/** The job object a worker receives: what the platform sends on job-take, the request's fields kept (docs/protocol.md §4.1). */
+const takenJob = (job: JobRecord) => ({
+  id: job.id,
+  input: job.input,
+  ...(job.webhook === undefined ? {} : { webhook: job.webhook }),
+  ...(job.s3Config === undefined ? {} : { s3Config: job.s3Config }),
+});
 
 /** The worker API under /v2/<endpoint_id>/, exactly as runpod-python 1.12 calls it (docs/protocol.md §3, §15). */
 export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Promise<void> {

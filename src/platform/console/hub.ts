@@ -167,6 +167,7 @@ export class ConsoleHub {
       ...endpoint.counters,
       workerList: this.workers(endpoint),
       workersRunning: this.sources.pool(endpoint.id)?.size ?? endpoint.workers.size,
+      ...(endpoint.config.sample ? { sample: endpoint.config.sample } : {}),
     }));
     for (const lb of this.sources.lb?.list() ?? []) {
       const info = lb.info("");

@@ -70,6 +70,8 @@ export interface ConsoleEndpoint {
   /** Load-balanced endpoints report counts only. */
   workersRunning: number;
   workersReady?: number;
+  /** The handler's test_input.json, the playground's first body. */
+  sample?: string;
 }
 
 /** One time bucket of an endpoint's metrics; percentiles are null when no job finished in it. */

@@ -23,6 +23,8 @@ export interface EndpointConfig {
   launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;
+  /** The handler's test_input.json (a job body with "input"), for the console's playground. */
+  sample?: string;
 }
 
 export const ENDPOINT_DEFAULTS = {
@@ -53,6 +55,8 @@ export interface WorkerRecord {
   draining?: boolean;
   /** Held jobs its pings have left out, and how many pings in a row. */
   unreported: Map<JobRecord, number>;
+  /** Jobs stopped from the platform side (cancel, timeout), by id: when, until its next job-stop poll shows it alive. */
+  stoppedAt: Map<string, number>;
 }
 
 /** Counters /health reports. */
@@ -94,6 +98,7 @@ export class EndpointState {
         stops: [],
         idleSince: now,
         unreported: new Map(),
+        stoppedAt: new Map(),
       };
       this.workers.set(id, worker);
     }

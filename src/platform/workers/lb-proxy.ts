@@ -13,7 +13,7 @@ import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
 import { relayLine, WorkerExits } from "./pool.js";
-import { markContainerRun, terminate } from "./terminate.js";
+import { kill, markContainerRun, terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
 export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & {
@@ -252,6 +252,11 @@ export class LbEndpoint {
     this.exits.reset();
     for (const worker of this.alive()) this.stop(worker);
     this.scale(false);
+  }
+
+  /** Kills every worker process now, requests in flight or not (a second Ctrl-C). */
+  killAll(): void {
+    for (const worker of this.processes.values()) kill(worker.child);
   }
 
   async close(): Promise<void> {

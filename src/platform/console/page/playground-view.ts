@@ -117,7 +117,9 @@ export class PlaygroundView {
   }
 
   private loadBody(): void {
-    this.body.value = localStorage.getItem(bodyKey(this.endpoint.value)) ?? DEFAULT_BODY;
+    const sample = this.store.endpoints.find((e) => e.id === this.endpoint.value)?.sample;
+    // What the user last sent to it, else its test_input.json, else a bare job.
+    this.body.value = localStorage.getItem(bodyKey(this.endpoint.value)) ?? sample ?? DEFAULT_BODY;
     this.checkBody();
   }
 
