@@ -89,7 +89,12 @@ run_flash() {
     log ERROR "flash-worker at ${runtime} has no dist/cli/main.js; reinstall it (npm ci) or remove it to use the image's copy."
     exit 1
   fi
-  exec node "$runtime/dist/cli/main.js" "$@"
+  # A 4 MB semi-space (V8's default is 16 MB) keeps ~15-25 MB of young generation out of the worker's RSS at
+  # no measured CPU cost per job (2 MB saves more but costs ~11% CPU at concurrency 32; docs/benchmarks.md).
+  # A --max-semi-space-size in NODE_OPTIONS wins: command-line flags would override it, so none is passed.
+  local flags=(--max-semi-space-size=4)
+  [[ ${NODE_OPTIONS:-} != *--max-semi-space-size* ]] || flags=()
+  exec node "${flags[@]}" "$runtime/dist/cli/main.js" "$@"
 }
 
 report_gpus

@@ -1,5 +1,7 @@
 import { type Level, pino } from "pino";
 
+export { describeError } from "./describe.js";
+
 /** The levels users name in LOG_LEVEL; "SILENT" turns logging off (runpod-python's NOTSET). */
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR" | "SILENT";
 
@@ -116,13 +118,4 @@ export function createLogger(options: LoggerOptions): Logger {
   };
   const instance = pino({ level: PINO_LEVEL[options.level], base: undefined }, { write });
   return wrap(instance, options.level);
-}
-
-/** Formats an unknown thrown value for a log line. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? ` (cause: ${err.cause.message})` : "";
-    return `${err.message}${cause}`;
-  }
-  return String(err);
 }

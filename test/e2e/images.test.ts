@@ -267,6 +267,23 @@ describe("flash-entrypoint (docker/entrypoint.sh, run on this machine)", () => {
     expect(oneShot.stdout).toContain('Job result: {"output":{"via":"entrypoint"}}');
   });
 
+  it("node runs the CLI with a 4 MB semi-space, unless NODE_OPTIONS names one", () => {
+    const app = join(dir, "flags");
+    const own = join(app, "node_modules/flash-worker");
+    mkdirSync(join(own, "dist/cli"), { recursive: true });
+    writeFileSync(join(own, "package.json"), JSON.stringify({ name: "flash-worker", version: "0.1.0" }));
+    writeFileSync(
+      join(own, "dist/cli/main.js"),
+      "console.log('flags: ' + JSON.stringify([process.execArgv, process.env.NODE_OPTIONS ?? null]));\n",
+    );
+    const plain = script(ENTRYPOINT, ["handler.ts"], {}, app);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain('flags: [["--max-semi-space-size=4"],null]');
+    const own8 = script(ENTRYPOINT, ["handler.ts"], { NODE_OPTIONS: "--max-semi-space-size=8" }, app);
+    expect(own8.code).toBe(0);
+    expect(own8.stdout).toContain('flags: [[],"--max-semi-space-size=8"]');
+  });
+
   it("an app's own flash-worker of another version is reported, and that copy runs", () => {
     const app = join(dir, "app");
     const own = join(app, "node_modules/flash-worker");

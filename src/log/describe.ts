@@ -1,0 +1,10 @@
+// How a thrown value reads in a log line; apart from index.ts so the heartbeat thread can use it without pino.
+
+/** Formats an unknown thrown value for a log line. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? ` (cause: ${err.cause.message})` : "";
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
