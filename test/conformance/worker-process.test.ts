@@ -87,6 +87,23 @@ describe("flash start as the platform runs it", () => {
     expect(await worker.exited).toBe(0);
   });
 
+  it("a ping that cannot connect is logged by the heartbeat thread at INFO, and jobs go on", async () => {
+    const env = {
+      ...platform.env(),
+      LOG_LEVEL: "INFO",
+      RUNPOD_WEBHOOK_PING: "http://127.0.0.1:1/v2/EP/ping/$RUNPOD_POD_ID",
+    };
+    const worker = flash(["start", "examples/echo/handler.ts"], env);
+    await worker.waitForLine(
+      / \| ERROR \| heartbeat \| Ping Request Error: .+, attempting to restart ping\./,
+    );
+    platform.push({ id: "e1", input: { a: 1 } });
+    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+    expect(doneBodies().e1).toStrictEqual({ output: { a: 1 } });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+  });
+
   it("no heartbeat without RUNPOD_POD_ID, and the log says why", async () => {
     const env = platform.env();
     delete (env as Record<string, string | undefined>).RUNPOD_POD_ID;
