@@ -14,6 +14,10 @@ export const spec: CommandSpec = {
       help: "the local platform in this process with this worker (alias --rp_serve_api)",
     },
     { flag: "--api-port", value: "PORT", help: "its port (alias --rp_api_port; default 8000)" },
+    {
+      flag: "--serve-api-loopback",
+      help: "its worker on the worker protocol over loopback instead of in-process calls",
+    },
     LOG_LEVEL_OPTION,
   ],
   lenient: true,

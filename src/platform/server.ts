@@ -23,6 +23,7 @@ import { type HostWorker, type RestHost, restApi } from "./rest/index.js";
 import { Scheduler } from "./scheduler.js";
 import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
 import { workerApi } from "./worker-api.js";
+import { type WorkerCalls, workerCalls } from "./worker-calls.js";
 
 export interface PlatformOptions {
   /** Default 127.0.0.1. */
@@ -75,6 +76,8 @@ export interface Platform {
   lb: LbEndpoints;
   /** The environment that points a worker at this platform (docs/protocol.md §2.1). */
   workerEnv(endpointId: string, workerId: string): Record<string, string>;
+  /** The worker API as calls in this process, for a worker that runs here (--rp_serve_api). */
+  workerCalls(endpointId: string, workerId: string): WorkerCalls;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
   close(): Promise<void>;
 }
@@ -339,6 +342,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     createLbEndpoint,
     lb,
     workerEnv,
+    workerCalls: (endpointId, workerId) => workerCalls(ctx, endpointId, workerId),
     close() {
       closing ??= (async () => {
         scheduler.close();
