@@ -111,6 +111,7 @@ export async function run(args: string[]): Promise<number> {
       workers: config.localWorkers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
+      ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
     };
     apps.push({ file, id, app, endpoint });
   }

@@ -418,6 +418,7 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     ...(init.cwd ? { cwd: init.cwd } : {}),
     env: init.env ?? {},
     ...(sample ? { sample } : {}),
+    ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface EndpointConfig {
   env: Record<string, string>;
   /** The handler's test_input.json (a job body with "input"), for the console's playground. */
   sample?: string;
+  /** Its handler is chat-completion compatible (openaiCompatible()): the console offers a chat form. */
+  openaiCompatible?: boolean;
 }
 
 export const ENDPOINT_DEFAULTS = {
