@@ -1,3 +1,4 @@
+// `flash dev`: the local platform with workers running each handler file, restarted when a source changes.
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
 import { createLogger, type Logger } from "../log/index.js";

@@ -1,3 +1,4 @@
+// The one config parser: every flag and environment variable the runtime and `flash` read, validated.
 import { FlashError } from "../errors.js";
 import type { LogLevel } from "../log/index.js";
 

@@ -1,3 +1,4 @@
+// startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { dirname, join, resolve } from "node:path";

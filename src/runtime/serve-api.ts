@@ -1,3 +1,4 @@
+// `--rp_serve_api`: the local platform in this process, with this process's handler as its only worker.
 import { type Config, parseConfig } from "../config/index.js";
 import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";

@@ -1,3 +1,4 @@
+// startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";

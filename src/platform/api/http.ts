@@ -1,3 +1,4 @@
+// What the platform's HTTP routes share: error answers, JSON parsing, key checks, ?wait= and size limits.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FlashError, isFlashError } from "../../errors.js";

@@ -1,3 +1,4 @@
+// One endpoint on the platform: its settings, queue, workers and the counters /health reports.
 import type { JobRecord } from "./jobs.js";
 
 /** A worker's argv from the environment it must run with; the spawned process itself gets this one's env. */

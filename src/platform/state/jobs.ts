@@ -1,3 +1,4 @@
+// Jobs as the platform keeps them: states, records, the /status view, retention and TTL.
 /** The platform's job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
 
