@@ -7,10 +7,13 @@
 # and a Debian bookworm rootfs made by `debootstrap --variant=minbase` plus this machine's node and npm stands in
 # for the Dockerfiles' registry bases (node:<lts>-bookworm-slim, and nvidia/cuda for the GPU image too).
 #
-# usage: docker/build.sh [--real-bases] [--archive DIR] [--keep] [--no-tsc] [--standin-only]
+# usage: docker/build.sh [--real-bases] [--install] [--archive DIR] [--keep] [--no-tsc] [--standin-only]
 #   --real-bases   build FROM the Dockerfiles' own bases, pulled from their registry (a release build)
+#   --install      also copy both images into this machine's own buildah storage, where `FROM flash-worker:cpu`
+#                  in your Dockerfile (buildah bud, flash image build) finds them
 #   --archive DIR  also write both images as docker-archive tarballs (for `docker load -i`) into DIR
 #   --keep         keep the buildah storage afterwards (its path is printed)
+# Without --install, --archive or --keep the images are built in scratch storage and removed with it.
 #   --no-tsc       use dist/ as it is instead of running `npm run build` first (e.g. under `npm test`,
 #                  which has just built it and whose other tests are running dist/ at the same time)
 #   --standin-only make only the stand-in base (localhost/flash-standin:bookworm) in FLASH_IMAGE_WORK's storage
@@ -31,6 +34,7 @@ cache=${FLASH_IMAGE_CACHE:-/var/cache/flash-worker}
 mirror=${FLASH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 real_bases=no
 archive_dir=""
+install=no
 keep=no
 tsc=yes
 standin_only=no
@@ -43,6 +47,7 @@ while (($# > 0)); do
       shift
       ;;
     --keep) keep=yes ;;
+    --install) install=yes ;;
     --no-tsc) tsc=no ;;
     --standin-only) standin_only=yes ;;
     -h | --help)
@@ -125,7 +130,7 @@ if [[ $tsc == yes ]]; then
 else
   step "dist/ as built (--no-tsc)"
 fi
-[[ -f $repo/dist/cli/main.js ]] || die "dist/cli/main.js is missing: run npm ci (or npm run build) first"
+[[ -f $repo/dist/cli/main.js ]] || die "dist/cli/main.js is missing: run npm ci && npm run build first"
 version=$(node -p 'require(process.argv[1]).version' "$repo/package.json")
 step_done "tsc build"
 
@@ -396,6 +401,21 @@ if [[ -n $archive_dir ]]; then
     bh push "localhost/flash-worker:$flavour" "docker-archive:$archive_dir/flash-worker-$flavour.tar:flash-worker:$flavour" >/dev/null
     echo "wrote $archive_dir/flash-worker-$flavour.tar (docker load -i ...)"
   done
+fi
+
+if [[ $install == yes ]]; then
+  for flavour in cpu cuda; do
+    # Through an OCI archive: the scratch storage and the machine's default one are separate stores.
+    bh push "localhost/flash-worker:$flavour" "oci-archive:$work/flash-worker-$flavour.oci.tar" >/dev/null
+    id=$(buildah pull --quiet "oci-archive:$work/flash-worker-$flavour.oci.tar" | tail -n 1)
+    buildah tag "$id" "localhost/flash-worker:$flavour"
+    rm -f "$work/flash-worker-$flavour.oci.tar"
+    echo "installed localhost/flash-worker:$flavour into this machine's buildah storage (buildah images)"
+  done
+fi
+if [[ $install == no && -z $archive_dir && $keep == no ]]; then
+  echo "The images were built in scratch storage and go with it: pass --install to keep them in this machine's"
+  echo "buildah storage (FROM flash-worker:cpu then works), --archive DIR for docker load, or --keep."
 fi
 
 say "timings"

@@ -1,15 +1,21 @@
 // The process around a running app: stray errors logged instead of fatal, and the shutdown signals.
 import type { Logger } from "./log/index.js";
+import { stackText } from "./log/stack.js";
 
 const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
-/** Keeps a worker alive through stray errors from handler or route code: they are logged, not fatal. */
+let guarded = false;
+
+/**
+ * Stray errors from handler or route code (an uncaught throw in a callback, a rejection nobody awaits) are
+ * logged with their stack, never fatal, the same in every mode (flash run too): the job or request decides.
+ */
 export function guardProcess(log: Logger): void {
-  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${err.stack ?? err.message}`));
+  if (guarded) return;
+  guarded = true;
+  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${stackText(err, String(err))}`));
   process.on("unhandledRejection", (reason) =>
-    log.error(
-      `Unhandled rejection | ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
-    ),
+    log.error(`Unhandled rejection | ${stackText(reason, String(reason))}`),
   );
 }
 

@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
-import { endpointIdFor, loadApp } from "../runtime/load.js";
+import { endpointIdFor, endpointSlug, loadApp } from "../runtime/load.js";
 import { type App, registry } from "../runtime/registry.js";
 import { BuildError } from "./errors.js";
 
@@ -46,14 +46,7 @@ export interface Manifest {
   endpoints: ManifestEndpoint[];
 }
 
-/** Lowercase letters, digits, `-` and `_`, at most 64: what endpoint ids may be. */
-export function endpointSlug(name: string): string {
-  const slug = name
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^[-_]+|[-_]+$/g, "");
-  return slug.slice(0, 64) || "endpoint";
-}
+export { endpointSlug };
 
 /** Loads each entry file (as `flash start` would, without starting it) and describes the endpoint it defines. */
 export async function describeEndpoints(
@@ -101,7 +94,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
   const concurrency = app.kind === "handler" ? app.concurrency : undefined;
   return {
     name,
-    id: endpointSlug(name),
+    id: endpointIdFor(file, name),
     file: rel,
     kind: loadBalanced ? "load-balanced" : "queue",
     routes:

@@ -1,3 +1,4 @@
+// `flash deploy`: the command line of deployApp(): image, registry and API options in, a summary out.
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { connectApi } from "../deploy/connect.js";
@@ -18,7 +19,11 @@ export const spec: CommandSpec = {
   options: [
     { flag: "--image", value: "REGISTRY/NAME:TAG", help: "where the app's image is pushed (required)" },
     ...API_OPTIONS,
-    { flag: "--base-image", value: "IMAGE", help: "the image the app's image builds on (default flash-worker's)" },
+    {
+      flag: "--base-image",
+      value: "IMAGE",
+      help: "the image the app's image builds on (default flash-worker's)",
+    },
     {
       flag: "--tls-verify",
       value: "true|false",

@@ -10,6 +10,10 @@ import type { App } from "../runtime/registry.js";
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */
   loadBalanced: boolean;
+  /** The Endpoint's `name`, which names it in dev as in deploy; undefined for a plain handler(). */
+  name?: string;
+  /** The routes it declares, for the curl line `flash dev` suggests. */
+  routes: { method: string; path: string }[];
   /** A queue handler made by openaiCompatible(): clients reach it at `/v2/<id>/openai/v1`. */
   openaiCompatible?: boolean;
   /** From an Endpoint's settings; undefined for a plain handler(). */
@@ -17,11 +21,15 @@ export interface DevApp {
   executionTimeoutMs?: number;
 }
 
-function settingsOf(
-  app: App,
-): { workers: readonly [number, number]; executionTimeoutMs: number } | undefined {
+interface DevSettings {
+  name?: string;
+  workers: readonly [number, number];
+  executionTimeoutMs: number;
+}
+
+function settingsOf(app: App): DevSettings | undefined {
   if (app.kind === "endpoint") return app.settings;
-  return (app as { endpoint?: { workers: readonly [number, number]; executionTimeoutMs: number } }).endpoint;
+  return (app as { endpoint?: DevSettings }).endpoint;
 }
 
 /** Loads the handler file in this process (no hooks run) to see what kind of app it is. */
@@ -31,11 +39,13 @@ export async function describeApp(file: string): Promise<DevApp> {
     app = await loadApp(file);
   } catch {
     // The workers will load it too and report the error where the user looks.
-    return { loadBalanced: false };
+    return { loadBalanced: false, routes: [] };
   }
   const settings = settingsOf(app);
   return {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
+    ...(settings?.name ? { name: settings.name } : {}),
+    routes: app.kind === "endpoint" ? app.routes.map(({ method, path }) => ({ method, path })) : [],
     ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openaiCompatible: true } : {}),
     ...(settings ? { workers: [settings.workers[0], Math.max(1, settings.workers[1])] } : {}),
     ...(settings && settings.executionTimeoutMs > 0
@@ -44,11 +54,33 @@ export async function describeApp(file: string): Promise<DevApp> {
   };
 }
 
-/** A curl call of the first request in test_input.json beside the handler (or GET /), through the proxy. */
-export function lbCurlCommand(baseUrl: string, endpointId: string, apiKey: string, file: string): string {
-  let method = "GET";
-  let path = "/";
-  let body: unknown;
+/** The route a first try should call: a GET without parameters if there is one, else the first route. */
+function sampleRoute(routes: DevApp["routes"]): { method: string; path: string; body?: unknown } | undefined {
+  const plainGet = routes.find((r) => r.method === "GET" && !/[:{]/.test(r.path));
+  const route = plainGet ?? routes[0];
+  if (!route) return undefined;
+  // A path parameter gets its own name as a value: `/hello/:name` → `/hello/name`.
+  const path = route.path.replace(
+    /:(\w+)|\{(\w+)\}/g,
+    (_m, a: string | undefined, b: string | undefined) => a ?? b ?? "",
+  );
+  return route.method === "GET" || route.method === "DELETE"
+    ? { method: route.method, path }
+    : { method: route.method, path, body: {} };
+}
+
+/**
+ * A curl call through the proxy: the first request in test_input.json beside the handler, else one of
+ * the app's routes.
+ */
+export function lbCurlCommand(
+  baseUrl: string,
+  endpointId: string,
+  apiKey: string,
+  file: string,
+  routes: DevApp["routes"] = [],
+): string {
+  let request = sampleRoute(routes) ?? { method: "GET", path: "/" };
   const sample = join(dirname(file), "test_input.json");
   if (existsSync(sample)) {
     try {
@@ -57,20 +89,18 @@ export function lbCurlCommand(baseUrl: string, endpointId: string, apiKey: strin
         | { method?: string; path?: string; body?: unknown }
         | undefined;
       if (typeof first?.path === "string") {
-        method = (first.method ?? "GET").toUpperCase();
-        path = first.path;
-        body = first.body;
+        request = { method: (first.method ?? "GET").toUpperCase(), path: first.path, body: first.body };
       }
     } catch {
-      // A broken sample is the user's to fix; the curl line falls back to GET /.
+      // A broken sample is the user's to fix; the curl line falls back to a route.
     }
   }
   const parts = [
-    `curl -s -X ${method} ${baseUrl}/lb/${endpointId}${path}`,
+    `curl -s -X ${request.method} ${baseUrl}/lb/${endpointId}${request.path}`,
     `-H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
   ];
-  if (body !== undefined)
-    parts.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(body))}`);
+  if (request.body !== undefined)
+    parts.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(request.body))}`);
   return parts.join(" ");
 }
 

@@ -1,11 +1,12 @@
+// `flash dev`: the local platform with workers running each handler file, restarted when a source changes.
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
-import { nextShutdownSignal } from "../lifecycle.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
 import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import {
+  closeOnSignal,
   consoleUrl,
   containerOptions,
   LOCAL_PLATFORM_OPTIONS,
@@ -20,12 +21,18 @@ export const spec: CommandSpec = {
   summary: "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted on change",
   options: [
     ...LOCAL_PLATFORM_OPTIONS,
-    { flag: "--workers", value: "MIN,MAX", help: "workers per endpoint (env FLASH_WORKERS; default 1,3)" },
+    {
+      flag: "--workers",
+      value: "MIN,MAX",
+      help: "workers per endpoint; N means 0,N (env FLASH_WORKERS; default: the Endpoint's workers, else 1,3)",
+    },
   ],
 };
 
 /** Files whose change restarts the workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
+/** Workers for a plain handler(), which declares none: one kept warm, so the first job starts at once. */
+const DEV_WORKERS: [number, number] = [1, 3];
 /** Editors write a file in several steps: one restart per burst of changes. */
 const RESTART_DEBOUNCE_MS = 300;
 
@@ -91,18 +98,21 @@ export async function run(args: string[]): Promise<number> {
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
-    // Two files with the same name in different folders still get distinct endpoint ids.
-    let id = endpointIdFor(file);
-    for (let n = 2; used.has(id); n++) id = `${endpointIdFor(file)}-${n}`;
-    used.add(id);
     const app = await describeApp(file);
+    // Named as deploy names it; two files with the same name in different folders still get distinct ids.
+    const base = endpointIdFor(file, app.name);
+    let id = base;
+    for (let n = 2; used.has(id); n++) id = `${base}-${n}`;
+    used.add(id);
     const endpoint = {
       id,
       name: relative(process.cwd(), file) || file,
       file,
-      workers: config.localWorkers ?? ([1, Math.max(3, app.workers?.[1] ?? 0)] as [number, number]),
+      // --workers, else the Endpoint's declared range, else one worker kept warm and up to three.
+      workers: config.localWorkers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
+      ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
     };
     apps.push({ file, id, app, endpoint });
   }
@@ -121,7 +131,7 @@ export async function run(args: string[]): Promise<number> {
   const stops = apps.map((a) => watchHandler(a.file, platform, a.id, log.child({ subject: "dev" })));
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
-      ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file)
+      ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file, a.app.routes)
       : a.app.openaiCompatible
         ? chatCurlCommand(platform.url, a.id, platform.apiKey, a.file)
         : curlCommand(platform, a.id, sampleBody(a.file));
@@ -139,9 +149,8 @@ export async function run(args: string[]): Promise<number> {
       "",
     ].join("\n"),
   );
-  const signal = await nextShutdownSignal().signal;
-  log.child({ subject: "dev" }).info(`${signal} received; stopping workers and the platform`);
-  for (const stop of stops) stop();
-  await platform.close();
+  await closeOnSignal(platform, log.child({ subject: "dev" }), () => {
+    for (const stop of stops) stop();
+  });
   return 0;
 }

@@ -1,7 +1,9 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
 import type { Config } from "../config/index.js";
 import type { ContainerToolOptions } from "../containers/tool.js";
-import { newApiKey, type Platform } from "../platform/index.js";
+import { nextShutdownSignal } from "../lifecycle.js";
+import type { Logger } from "../log/index.js";
+import { newApiKey, type Platform, WORKER_STOP_GRACE_MS } from "../platform/index.js";
 import { type CommandOption, type CommandSpec, LOG_LEVEL_OPTION, parseCommandArgs } from "./options.js";
 
 /** What dev and serve read from the command line, through the one config parser. */
@@ -56,4 +58,23 @@ export function containerOptions(config: Config): ContainerToolOptions {
     ...(config.containerTool ? { tool: config.containerTool } : {}),
     ...(config.containerStorage ? { storage: config.containerStorage } : {}),
   };
+}
+
+/**
+ * Waits for Ctrl-C (or SIGTERM), then closes the platform: jobs in flight get the grace period, and a
+ * second signal kills the workers at once.
+ */
+export async function closeOnSignal(platform: Platform, log: Logger, before?: () => void): Promise<void> {
+  const signal = await nextShutdownSignal().signal;
+  log.info(
+    `${signal} received; stopping workers and the platform (jobs in flight get up to ${WORKER_STOP_GRACE_MS / 1000} s; press Ctrl-C again to stop them now)`,
+  );
+  const again = nextShutdownSignal();
+  void again.signal.then((second) => {
+    log.warn(`${second} received again; killing the workers now`);
+    platform.killWorkers();
+  });
+  before?.();
+  await platform.close();
+  again.dispose();
 }

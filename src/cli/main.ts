@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   endpoints: () => import("./endpoints.js"),
   logs: () => import("./logs.js"),
   doctor: () => import("./doctor.js"),
+  image: () => import("./image.js"),
 };
 
 const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || arg === "help";

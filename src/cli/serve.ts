@@ -1,8 +1,9 @@
+// `flash serve`: the local platform alone, for workers started elsewhere that point their env at it.
 import { ConfigError } from "../config/index.js";
-import { nextShutdownSignal } from "../lifecycle.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
 import {
+  closeOnSignal,
   consoleUrl,
   containerOptions,
   LOCAL_PLATFORM_OPTIONS,
@@ -56,8 +57,6 @@ export async function run(args: string[]): Promise<number> {
     lines.push(`Ready. Try: ${curlCommand(platform, id, '{"input":{}}')}`);
   }
   process.stdout.write(`${lines.join("\n")}\n`);
-  const signal = await nextShutdownSignal().signal;
-  log.child({ subject: "serve" }).info(`${signal} received; stopping the platform`);
-  await platform.close();
+  await closeOnSignal(platform, log.child({ subject: "serve" }));
   return 0;
 }

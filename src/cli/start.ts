@@ -1,3 +1,4 @@
+// `flash start`: the images' entry; the environment picks queue worker, HTTP server or one-shot test.
 import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";

@@ -1,8 +1,10 @@
+// The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
 import { PayloadTooLargeError } from "../errors.js";
-import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep, withRetry } from "../http/retry.js";
+import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
+import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
+import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
-import { type CircuitBreaker, type CircuitBreakers, DEFAULT_BREAKERS } from "./breaker.js";
 import { resolveApiKey } from "./credentials.js";
 import { readDeployments } from "./deployments.js";
 import {
@@ -11,6 +13,7 @@ import {
   EndpointConnectionError,
   EndpointError,
   EndpointHttpError,
+  EndpointKindError,
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,
@@ -49,10 +52,16 @@ export interface EndpointHealth {
   workers: Record<string, number>;
 }
 
+/** The methods a load-balanced endpoint's routes take. */
+export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
 export interface EndpointClientOptions {
-  /** The endpoint's id: calls go to `{baseUrl}/v2/<id>`. */
+  /** The endpoint's id: jobs go to `{baseUrl}/v2/<id>`, routes to `https://<id>.api.runpod.ai` (`{baseUrl}/lb/<id>` on another platform). */
   id?: string;
-  /** The endpoint's full URL `{base_url}/v2/<id>`, instead of id and baseUrl. */
+  /**
+   * The endpoint's full URL instead of id and baseUrl: `{base_url}/v2/<id>` for a queue endpoint, or the
+   * routes' base URL of a load-balanced one (`https://<id>.api.runpod.ai`, `http://127.0.0.1:8000/lb/<id>`).
+   */
   url?: string;
   /** Used in messages and logs; with neither id nor url, the endpoint `flash deploy` created under this name. */
   name?: string;
@@ -91,13 +100,20 @@ const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 const SYNC_SLACK_MS = 15_000;
 
 const TERMINAL: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
 const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.node}`;
 
 interface Target {
   id: string;
+  /** `{base_url}/v2/<id>`: where jobs go. */
   url: string;
+  /** Where routes go. */
+  routesUrl: string;
+  /** Known from the URL given or the deployment record; undefined when only an id was given. */
+  kind?: "queue" | "load-balanced";
 }
+
+/** A `/v2/<id>` job URL: its base and the id. */
+const JOB_URL = /^(.*)\/v2\/([^/]+)$/;
 
 /**
  * A client for one serverless endpoint: `{base_url}/v2/<endpoint_id>` with `Authorization: Bearer <key>`.
@@ -107,7 +123,7 @@ export class EndpointClient {
   readonly name: string;
   private target: Target | undefined;
   private key: string | undefined;
-  private breakerOf: CircuitBreaker | undefined;
+  private httpOf: HttpClient | undefined;
   private readonly log: Logger;
   private readonly env: Record<string, string | undefined>;
   private readonly doFetch: typeof fetch;
@@ -225,6 +241,51 @@ export class EndpointClient {
     return this.request<{ removed: number; status: string }>("POST", "/purge-queue");
   }
 
+  /** GET a route of a load-balanced endpoint; `query` becomes the query string. */
+  get<T = unknown>(path: string, query?: Record<string, string | number | boolean>): Promise<T> {
+    const search = query
+      ? `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`
+      : "";
+    return this.route<T>("GET", `${path}${search}`);
+  }
+
+  /** POST `body` (sent as JSON) to a route of a load-balanced endpoint; resolves with the answer's JSON. */
+  post<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("POST", path, body);
+  }
+
+  put<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("PUT", path, body);
+  }
+
+  patch<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("PATCH", path, body);
+  }
+
+  delete<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.route<T>("DELETE", path, body);
+  }
+
+  /** One route call with the client's retries and breaker; a non-2xx answer is an EndpointHttpError. */
+  async route<T = unknown>(method: RouteMethod, path: string, body?: unknown): Promise<T> {
+    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    const target = this.resolve();
+    if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `${method} ${path}`);
+    let text: string | undefined;
+    if (body !== undefined) {
+      try {
+        text = JSON.stringify(body);
+      } catch (err) {
+        throw new EndpointError(
+          `Body for ${method} ${path} on endpoint ${this.name} cannot be sent as JSON: ${(err as Error).message}`,
+          this.name,
+        );
+      }
+    }
+    this.resourceLog().info(`${method} ${path}`);
+    return this.request<T>(method, path, text, REQUEST_TIMEOUT_MS, "routes");
+  }
+
   private async pollUntilDone<O>(
     first: JobOutput,
     deadline: number,
@@ -290,6 +351,9 @@ export class EndpointClient {
   }
 
   private async jobRequest(method: "GET" | "POST", path: string, body?: string, timeoutMs?: number) {
+    if (this.resolve().kind === "load-balanced") {
+      throw new EndpointKindError(this.name, "load-balanced", `${method} ${path.split("?")[0]}`);
+    }
     const job = await this.request<JobOutput>(method, path, body, timeoutMs);
     if (
       typeof job !== "object" ||
@@ -305,77 +369,61 @@ export class EndpointClient {
     return job;
   }
 
-  /** One call: breaker check, retries of connection failures, the answer parsed as JSON. */
+  /** One call through the shared HTTP client (retries, the endpoint's breaker), the answer parsed as JSON. */
   private async request<T>(
-    method: "GET" | "POST",
+    method: RouteMethod,
     path: string,
     body?: string,
     timeoutMs = REQUEST_TIMEOUT_MS,
+    to: "jobs" | "routes" = "jobs",
   ): Promise<T> {
     const target = this.resolve();
-    const breaker = this.breaker();
-    const admission = breaker.admit();
-    if (!admission.allowed) {
-      throw new CircuitOpenError(
-        this.name,
-        target.url,
-        Math.ceil(admission.retryInMs / 1000),
-        admission.failures,
-      );
+    if (to === "jobs" && target.kind === "load-balanced") {
+      throw new EndpointKindError(this.name, "load-balanced", `${method} ${path.split("?")[0]}`);
     }
-    const url = `${target.url}${path}`;
+    const url = `${to === "jobs" ? target.url : target.routesUrl}${path}`;
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.apiKey()}`,
       "User-Agent": USER_AGENT,
       Accept: "application/json",
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const what = `${method} ${path}`;
-    let answer: { response: Response; text: string };
-    try {
-      answer = await withRetry(
-        this.retry,
-        async () => {
-          const response = await this.doFetch(url, {
-            method,
-            headers,
-            ...(body === undefined ? {} : { body }),
-            signal: AbortSignal.timeout(timeoutMs),
-          });
-          return { response, text: await response.text().catch(() => "") };
-        },
-        (outcome) => {
-          if (!outcome.ok) return describe(outcome.error);
-          const { response } = outcome.value;
-          return RETRYABLE_STATUS.has(response.status)
-            ? `${response.status} ${response.statusText}`
-            : undefined;
-        },
-        {
-          onRetry: (reason, attempt, wait) =>
-            this.resourceLog().warn(
-              `${what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
-            ),
-        },
-      );
-    } catch (err) {
-      breaker.failure();
-      throw new EndpointConnectionError(this.name, target.url, err);
-    }
+    const answer = await this.http().send({
+      method,
+      url,
+      headers,
+      body,
+      timeoutMs,
+      what: `${method} ${path}`,
+    });
     const { response, text } = answer;
-    if (response.ok) {
-      breaker.success();
-      return this.parse<T>(text);
+    if (response.ok) return this.parse<T>(text);
+    if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
+    throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+  }
+
+  /** A 404 that says which way the call went wrong: no such endpoint, or the other kind of endpoint. */
+  private notFound(text: string, target: Target, to: "jobs" | "routes", attempted: string): void {
+    const error = errorText(text);
+    // A load-balanced worker's own 404 for /run, /runsync, /status/…: the job URL led to routes.
+    if (
+      to === "jobs" &&
+      /^No route [A-Z]+ \S*\/(run|runsync|status|stream|cancel|retry|health|purge-queue)\b/.test(error)
+    ) {
+      throw new EndpointKindError(this.name, "load-balanced", attempted);
     }
-    if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) breaker.failure();
-    else breaker.success();
-    if (response.status === 404 && /^\s*\{\s*"error"\s*:\s*"Endpoint [^"]* not found"/.test(text)) {
+    if (to === "jobs" && /^Endpoint \S+ not found$/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no endpoint ${target.id}`,
+        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
       );
     }
-    throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
+    if (to === "routes" && /^Load-balanced endpoint \S+ not found$/.test(error)) {
+      throw new EndpointNotDeployedError(
+        this.name,
+        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id} (a queue endpoint takes jobs: run(input), runsync(input))`,
+      );
+    }
   }
 
   private parse<T>(text: string): T {
@@ -391,16 +439,28 @@ export class EndpointClient {
     const { options } = this;
     if (options.url) {
       const url = options.url.replace(/\/+$/, "");
-      this.target = { id: lastSegment(url), url };
+      const job = JOB_URL.exec(url);
+      this.target = job
+        ? {
+            id: decodeURIComponent(job[2]!),
+            url,
+            routesUrl: routesUrlOf(job[1]!, decodeURIComponent(job[2]!)),
+          }
+        : { id: lastSegment(url), url, routesUrl: url, kind: "load-balanced" };
     } else if (options.id) {
-      this.target = { id: options.id, url: `${this.baseUrl()}/v2/${encodeURIComponent(options.id)}` };
+      const base = this.baseUrl();
+      this.target = {
+        id: options.id,
+        url: `${base}/v2/${encodeURIComponent(options.id)}`,
+        routesUrl: routesUrlOf(base, options.id),
+      };
     } else {
       const cwd = options.cwd ?? process.cwd();
       const deployed = readDeployments(cwd)?.endpoints[this.name];
       if (!deployed) {
         throw new EndpointNotDeployedError(this.name, `no deployment of it is recorded in ${cwd}/.flash`);
       }
-      this.target = { id: deployed.id, url: deployed.url };
+      this.target = { id: deployed.id, url: deployed.url, routesUrl: deployed.url, kind: deployed.kind };
     }
     return this.target;
   }
@@ -422,12 +482,29 @@ export class EndpointClient {
     return this.key;
   }
 
-  private breaker(): CircuitBreaker {
-    this.breakerOf ??= (this.options.breakers ?? DEFAULT_BREAKERS).for(
-      this.resolve().url,
-      this.log.child({ subject: "circuit-breaker" }),
-    );
-    return this.breakerOf;
+  /** Connection failures and 408/429/502/503/504 are retried; consecutive failures open the endpoint's breaker. */
+  private http(): HttpClient {
+    if (this.httpOf) return this.httpOf;
+    const { url } = this.resolve();
+    this.httpOf = new HttpClient({
+      retry: this.retry,
+      fetch: this.doFetch,
+      retryStatus: (status) => RETRYABLE_STATUS.has(status),
+      circuit: {
+        breaker: (this.options.breakers ?? DEFAULT_BREAKERS).for(
+          url,
+          this.log.child({ subject: "circuit-breaker" }),
+        ),
+        openError: (retryInMs, failures) =>
+          new CircuitOpenError(this.name, url, Math.ceil(retryInMs / 1000), failures),
+      },
+      onRetry: (request, reason, attempt, wait) =>
+        this.resourceLog().warn(
+          `${request.what} failed (attempt ${attempt}/${this.retry.attempts}): ${reason}; retrying in ${wait} ms`,
+        ),
+      unreachable: (_request, cause) => new EndpointConnectionError(this.name, url, cause),
+    });
+    return this.httpOf;
   }
 
   private resourceLog(): Logger {
@@ -444,17 +521,32 @@ export function endpoint(idOrOptions: string | EndpointClientOptions, options: E
   return new EndpointClient(typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions);
 }
 
+/** Where a load-balanced endpoint's routes are: `<id>.api.runpod.ai` on RunPod, `/lb/<id>` on the local platform. */
+function routesUrlOf(base: string, id: string): string {
+  const host = new URL(base);
+  if (host.hostname === "api.runpod.ai") return `${host.protocol}//${id}.api.runpod.ai`;
+  return `${base}/lb/${encodeURIComponent(id)}`;
+}
+
+/** The `error` field of a JSON error body, else the text. */
+function errorText(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    return typeof parsed.error === "string" ? parsed.error : text;
+  } catch {
+    return text;
+  }
+}
+
+/** The id a URL names: its last path segment, or the host's first label (`https://<id>.api.runpod.ai`). */
 function lastSegment(url: string): string {
-  return decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+  const parsed = new URL(url);
+  const segment = decodeURIComponent(parsed.pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+  return segment || parsed.hostname.split(".")[0] || "";
 }
 
 function baseOf(url: string): string {
   return url.replace(/\/v2\/[^/]+$/, "");
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
 }
 
 function preview(value: unknown): string {

@@ -1,6 +1,7 @@
 // The endpoint client's failures, one class per condition of the interface document's "Errors" table.
 // Messages are API (docs/design.md §4.4): tests assert them.
 import { type ErrorCode, FlashError, type HttpStatusFields } from "../errors.js";
+import { describeFailure } from "../http/client.js";
 
 /** Every error the endpoint client throws; `endpoint` names the endpoint it was calling. */
 export class EndpointError extends FlashError {
@@ -24,7 +25,9 @@ export class EndpointConnectionError extends EndpointError {
     readonly url: string,
     cause: unknown,
   ) {
-    super(`Failed to connect to endpoint ${endpoint} (${url}): ${causeText(cause)}`, endpoint, { cause });
+    super(`Failed to connect to endpoint ${endpoint} (${url}): ${describeFailure(cause)}`, endpoint, {
+      cause,
+    });
   }
 }
 
@@ -59,6 +62,24 @@ export class EndpointNotDeployedError extends EndpointError {
   }
 }
 
+/** A queue call on a load-balanced endpoint, or a route call on a queue-based one. */
+export class EndpointKindError extends EndpointError {
+  override readonly code = "ENDPOINT_KIND_MISMATCH";
+  override name = "EndpointKindError";
+  constructor(
+    endpoint: string,
+    readonly kind: "queue" | "load-balanced",
+    attempted: string,
+  ) {
+    super(
+      kind === "load-balanced"
+        ? `Endpoint ${endpoint} is load-balanced: it serves HTTP routes, not jobs, so ${attempted} cannot reach it. Call a route instead: post("/path", body), get("/path"), put, patch or delete.`
+        : `Endpoint ${endpoint} is queue-based: it takes jobs, not HTTP routes, so ${attempted} cannot reach it. Send it a job instead: run(input) or runsync(input).`,
+      endpoint,
+    );
+  }
+}
+
 /** The job did not finish in time: the client's wait ran out, or the platform timed the job out. */
 export class ExecutionTimeoutError extends EndpointError {
   override readonly code = "EXECUTION_TIMEOUT";
@@ -81,7 +102,7 @@ export class DeserializeError extends EndpointError {
   override name = "DeserializeError";
   constructor(endpoint: string, cause: unknown) {
     super(
-      `Failed to deserialize result from endpoint ${endpoint}: ${causeText(cause)}. Return simple JSON types (objects, arrays, strings, numbers, booleans, null).`,
+      `Failed to deserialize result from endpoint ${endpoint}: ${describeFailure(cause)}. Return simple JSON types (objects, arrays, strings, numbers, booleans, null).`,
       endpoint,
       { cause },
     );
@@ -123,16 +144,6 @@ export class JobFailedError extends EndpointError {
 
 const formatSeconds = (seconds: number): string =>
   Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);
-
-function causeText(cause: unknown): string {
-  if (!(cause instanceof Error)) return String(cause);
-  // fetch wraps the socket error ("fetch failed"); the inner one says what happened.
-  const inner = cause.cause instanceof Error ? cause.cause : undefined;
-  const code = (inner as { code?: unknown } | undefined)?.code;
-  if (inner)
-    return `${inner.message}${typeof code === "string" && !inner.message.includes(code) ? ` (${code})` : ""}`;
-  return cause.message;
-}
 
 /** The platform's `{"error": "..."}` body, or the start of whatever else was sent. */
 function errorDetail(body: string): string {

@@ -1,9 +1,8 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
-// health, purgeQueue), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+// health, purgeQueue; get/post/put/patch/delete on load-balanced routes), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 // Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
 
 export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
-export type { RetryPolicy } from "../http/retry.js";
 export {
   type Admission,
   type BreakerOptions,
@@ -11,7 +10,8 @@ export {
   CircuitBreakers,
   type CircuitState,
   type Clock,
-} from "./breaker.js";
+} from "../http/breaker.js";
+export type { RetryPolicy } from "../http/retry.js";
 export {
   type ApiKey,
   ApiKeyError,
@@ -27,6 +27,7 @@ export {
   type JobOptions,
   type JobOutput,
   type JobStatus,
+  type RouteMethod,
   type WaitOptions,
 } from "./endpoint.js";
 export {
@@ -35,6 +36,7 @@ export {
   EndpointConnectionError,
   EndpointError,
   EndpointHttpError,
+  EndpointKindError,
   EndpointNotDeployedError,
   ExecutionTimeoutError,
   JobFailedError,

@@ -1,3 +1,4 @@
+// The one config parser: every flag and environment variable the runtime and `flash` read, validated.
 import { FlashError } from "../errors.js";
 import type { LogLevel } from "../log/index.js";
 
@@ -167,11 +168,11 @@ function apiKey(raw: string, source: string): string {
   return raw;
 }
 
-/** "min,max", or "n" for exactly n workers. */
+/** "min,max", or "n" for [0, n]: what `workers: n` means on an Endpoint. */
 function workerRange(raw: string, source: string): [number, number] {
   const match = /^\s*(\d+)\s*(?:,\s*(\d+)\s*)?$/.exec(raw);
-  const min = Number(match?.[1]);
-  const max = match?.[2] === undefined ? min : Number(match[2]);
+  const min = match?.[2] === undefined ? 0 : Number(match?.[1]);
+  const max = Number(match?.[2] ?? match?.[1]);
   if (!match || min > max || max < 1 || max > 64) {
     throw new ConfigError(
       `Invalid workers "${raw}" in ${source}: expected "min,max" with 0 <= min <= max, 1 <= max <= 64`,

@@ -150,3 +150,20 @@ export function isLoopbackRegistry(image: string): boolean {
   const host = image.split("/")[0] ?? "";
   return isLoopback(host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, ""));
 }
+
+/**
+ * What a container of the image runs, as `docker run` would: ENTRYPOINT, then `args` or else CMD. buildah run
+ * needs it spelled out; it reads the image's config only here.
+ */
+export async function imageCommand(
+  tool: ContainerTool,
+  image: string,
+  args?: readonly string[],
+): Promise<string[]> {
+  const { stdout } = await runTool(tool, ["inspect", "--type", "image", image]);
+  const config = (JSON.parse(stdout) as { OCIv1?: { config?: { Entrypoint?: string[]; Cmd?: string[] } } })
+    .OCIv1?.config;
+  const command = [...(config?.Entrypoint ?? []), ...(args ?? config?.Cmd ?? [])];
+  if (command.length === 0) throw new Error(`Image ${image} has neither ENTRYPOINT nor CMD to run`);
+  return command;
+}

@@ -10,7 +10,7 @@ import { apiErrorSentence } from "./errors.js";
 import { type BuiltImage, buildAndPush, checkImageName } from "./image.js";
 import { createRequest, EndpointMappingError, endpointUrl, updateRequest } from "./mapping.js";
 import { credentialName, findRegistryLogin } from "./registry-auth.js";
-import { ApiError, type RestClient } from "./rest-client.js";
+import { isApiError, type RestClient } from "./rest-client.js";
 import type { CreateEndpointRequest, GpuCatalogType, RestEndpoint } from "./rest-types.js";
 
 export interface DeployOptions {
@@ -169,10 +169,9 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
       });
     } catch (err) {
       record();
-      const sentence =
-        err instanceof ApiError
-          ? apiErrorSentence(err, `endpoint ${endpoint.name}`, api.url)
-          : asDeployError(err, api.url).message;
+      const sentence = isApiError(err)
+        ? apiErrorSentence(err, `endpoint ${endpoint.name}`, api.url)
+        : asDeployError(err, api.url).message;
       const so = done.length
         ? ` Deployed before it: ${done.map((d) => `${d.endpoint.name} (${d.id}, ${d.action})`).join(", ")}; recorded in .flash/deployments.json.`
         : " No endpoint of this app was created or changed.";
@@ -208,13 +207,13 @@ async function registryCredential(options: DeployOptions): Promise<string> {
       .info(`Created registry credential ${created.id} (${name}) from ${login.file}`);
     return created.id;
   } catch (err) {
-    if (err instanceof ApiError)
+    if (isApiError(err))
       throw new DeployError(apiErrorSentence(err, `registry credential ${name}`, options.api.url));
     throw asDeployError(err, options.api.url);
   }
 }
 
 function asDeployError(err: unknown, url: string): Error {
-  if (err instanceof ApiError) return new DeployError(apiErrorSentence(err, "the deployment", url));
+  if (isApiError(err)) return new DeployError(apiErrorSentence(err, "the deployment", url));
   return err instanceof Error ? err : new Error(String(err));
 }

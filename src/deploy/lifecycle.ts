@@ -4,7 +4,7 @@
 import { readDeployments, writeDeployments } from "../client/deployments.js";
 import { FlashError } from "../errors.js";
 import { apiErrorSentence } from "./errors.js";
-import { ApiError, type RestClient } from "./rest-client.js";
+import { isApiError, type RestClient } from "./rest-client.js";
 import type { ListEndpointWorkersResponse, RestEndpoint, WorkerLogEvent } from "./rest-types.js";
 
 /** A lifecycle command could not do what it was asked; the message says why. */
@@ -18,7 +18,7 @@ export async function withApi<T>(api: RestClient, what: string, call: () => Prom
   try {
     return await call();
   } catch (err) {
-    if (err instanceof ApiError) throw new LifecycleError(apiErrorSentence(err, what, api.url));
+    if (isApiError(err)) throw new LifecycleError(apiErrorSentence(err, what, api.url));
     throw err;
   }
 }

@@ -1,10 +1,11 @@
 // RunPod's REST API v2 (https://api.runpod.io, or the local platform): serverless endpoints, their workers and
 // logs, registry credentials and the GPU catalog. Bearer key; connection failures and 429/5xx on reads retried
-// with backoff; consecutive failures open the API's circuit breaker (src/client/breaker.ts).
+// with backoff; consecutive failures open the API's circuit breaker (all through src/http/client.ts).
 
-import { type CircuitBreakers, DEFAULT_BREAKERS } from "../client/breaker.js";
-import { FlashError } from "../errors.js";
-import { CONNECT_RETRY, type RetryPolicy, withRetry } from "../http/retry.js";
+import { FlashError, type HttpStatusFields, isFlashError } from "../errors.js";
+import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
+import { describeFailure, type HttpAnswer, HttpClient, RETRYABLE_STATUS } from "../http/client.js";
+import { CONNECT_RETRY, type RetryPolicy } from "../http/retry.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type {
@@ -24,7 +25,6 @@ export const DEFAULT_API_URL = "https://api.runpod.io";
 export const LOCAL_PLATFORM_URL = "http://127.0.0.1:8000";
 /** One request's deadline (SSE log streams excepted). */
 const REQUEST_TIMEOUT_MS = 60_000;
-const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
 const USER_AGENT = `flash-worker-deploy/${VERSION} Node.js/${process.versions.node}`;
 
 /** The API could not be reached, even after retries. */
@@ -34,17 +34,25 @@ export class ApiConnectionError extends FlashError {
 }
 
 /** The API answered with an error: its ErrorResponse (`title`, `detail`, `errors`) kept for the message. */
-export class ApiError extends FlashError {
+export class ApiError extends FlashError implements HttpStatusFields {
   readonly code = "API_HTTP";
   override name = "ApiError";
   constructor(
     readonly status: number,
+    readonly statusText: string,
+    readonly body: string,
+    readonly url: string,
     readonly method: string,
     readonly path: string,
     readonly problem: ProblemBody,
   ) {
     super(describeProblem(status, problem));
   }
+}
+
+/** Whether `err` is an ApiError from any copy of the package (checked by code, as every FlashError is). */
+export function isApiError(err: unknown): err is ApiError {
+  return isFlashError(err, "API_HTTP");
 }
 
 /** "401 Unauthorized: missing bearer token (field: gpu.pools)" from an ErrorResponse. */
@@ -68,13 +76,30 @@ type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 export class RestClient {
   readonly url: string;
-  private readonly doFetch: typeof fetch;
-  private readonly retry: RetryPolicy;
+  private readonly http: HttpClient;
 
   constructor(private readonly options: RestClientOptions) {
-    this.url = options.url.replace(/\/+$/, "").replace(/\/v2$/, "");
-    this.doFetch = options.fetch ?? fetch;
-    this.retry = options.retry ?? CONNECT_RETRY;
+    const url = options.url.replace(/\/+$/, "").replace(/\/v2$/, "");
+    const retry = options.retry ?? CONNECT_RETRY;
+    this.url = url;
+    this.http = new HttpClient({
+      retry,
+      fetch: options.fetch,
+      retryStatus: (status) => RETRYABLE_STATUS.has(status),
+      circuit: {
+        breaker: (options.breakers ?? DEFAULT_BREAKERS).for(url, options.log),
+        openError: (retryInMs, failures) =>
+          new ApiConnectionError(
+            `Circuit breaker open for the API at ${url} after ${failures} consecutive failures. Retry in ${Math.ceil(retryInMs / 1000)} seconds.`,
+          ),
+      },
+      onRetry: (request, why, attempt, ms) =>
+        options.log?.warn(
+          `${request.what} attempt ${attempt}/${retry.attempts} failed: ${why}. Retrying in ${ms} ms`,
+        ),
+      unreachable: (_request, cause) =>
+        new ApiConnectionError(`Failed to connect to the API at ${url}: ${describeFailure(cause)}`),
+    });
   }
 
   listEndpoints(): Promise<RestEndpoint[]> {
@@ -130,8 +155,17 @@ export class RestClient {
     const path = `/v2/serverless/${encodeURIComponent(endpointId)}/workers/${encodeURIComponent(workerId)}/logs?tail=${options.tail ?? 100}`;
     const controller = new AbortController();
     options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
-    const response = await this.send("GET", path, undefined, controller.signal, "text/event-stream");
-    if (!response.ok) throw this.errorOf(response, await response.text().catch(() => ""), "GET", path);
+    // A stream is opened once, without a deadline: it lasts as long as the caller follows it.
+    const response = await this.http.open({
+      method: "GET",
+      url: `${this.url}${path}`,
+      headers: this.headers("text/event-stream", false),
+      signal: controller.signal,
+      what: `GET ${path}`,
+    });
+    if (!response.ok) {
+      throw this.errorOf({ response, text: await response.text().catch(() => "") }, "GET", path);
+    }
     const reader = response.body?.getReader();
     if (!reader) return;
     const decoder = new TextDecoder();
@@ -170,72 +204,31 @@ export class RestClient {
   }
 
   private async call<T>(method: Method, path: string, body?: unknown): Promise<T> {
-    const breaker = (this.options.breakers ?? DEFAULT_BREAKERS).for(this.url, this.options.log);
-    const admission = breaker.admit();
-    if (!admission.allowed) {
-      throw new ApiConnectionError(
-        `Circuit breaker open for the API at ${this.url} after ${admission.failures} consecutive failures. Retry in ${Math.ceil(admission.retryInMs / 1000)} seconds.`,
-      );
-    }
-    // A create is not retried on an error answer: the endpoint may exist by then.
-    const idempotent = method !== "POST";
-    let answer: { response: Response; text: string };
-    try {
-      answer = await withRetry(
-        this.retry,
-        async () => {
-          const response = await this.send(method, path, body, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
-          return { response, text: await response.text().catch(() => "") };
-        },
-        (outcome) => {
-          if (!outcome.ok) return reason(outcome.error);
-          const { response } = outcome.value;
-          const retried = idempotent && RETRYABLE_STATUS.has(response.status);
-          return retried ? `${response.status} ${response.statusText}` : undefined;
-        },
-        {
-          onRetry: (why, attempt, ms) =>
-            this.options.log?.warn(
-              `${method} ${path} attempt ${attempt}/${this.retry.attempts} failed: ${why}. Retrying in ${ms} ms`,
-            ),
-        },
-      );
-    } catch (err) {
-      breaker.failure();
-      throw new ApiConnectionError(`Failed to connect to the API at ${this.url}: ${reason(err)}`);
-    }
-    const { response, text } = answer;
-    if (response.ok) {
-      breaker.success();
-      return (text ? JSON.parse(text) : undefined) as T;
-    }
-    if (response.status >= 500 || response.status === 429) breaker.failure();
-    else breaker.success();
-    throw this.errorOf(response, text, method, path);
+    const answer = await this.http.send({
+      method,
+      url: `${this.url}${path}`,
+      headers: this.headers("application/json", body !== undefined),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      what: `${method} ${path}`,
+      // A create is not retried on an error answer: the endpoint may exist by then.
+      idempotent: method !== "POST",
+    });
+    if (answer.response.ok) return (answer.text ? JSON.parse(answer.text) : undefined) as T;
+    throw this.errorOf(answer, method, path);
   }
 
-  private send(
-    method: Method,
-    path: string,
-    body: unknown,
-    signal: AbortSignal,
-    accept = "application/json",
-  ) {
+  private headers(accept: string, json: boolean): Record<string, string> {
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.options.apiKey}`,
       Accept: accept,
       "User-Agent": USER_AGENT,
     };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    return this.doFetch(`${this.url}${path}`, {
-      method,
-      headers,
-      signal,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    if (json) headers["Content-Type"] = "application/json";
+    return headers;
   }
 
-  private errorOf(response: Response, text: string, method: string, path: string): ApiError {
+  private errorOf({ response, text }: HttpAnswer, method: string, path: string): ApiError {
     let problem: ProblemBody = { title: response.statusText || "Error", status: response.status, detail: "" };
     try {
       const parsed = JSON.parse(text) as Partial<ProblemBody> & { error?: unknown };
@@ -253,15 +246,14 @@ export class RestClient {
     } catch {
       problem.detail = text.trim().slice(0, 300);
     }
-    return new ApiError(response.status, method, path, problem);
+    return new ApiError(
+      response.status,
+      response.statusText,
+      text,
+      `${this.url}${path}`,
+      method,
+      path,
+      problem,
+    );
   }
-}
-
-function reason(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const inner = err.cause instanceof Error ? err.cause : undefined;
-  const code = (inner as { code?: unknown } | undefined)?.code;
-  if (inner)
-    return `${inner.message}${typeof code === "string" && !inner.message.includes(code) ? ` (${code})` : ""}`;
-  return err.message;
 }

@@ -1,3 +1,5 @@
+// A handler's failure as runpod-python reports it: the error payload, its JSON text, Python truthiness.
+import { stackText } from "../log/stack.js";
 import { VERSION } from "../version.js";
 import type { WorkerIdentity } from "./types.js";
 
@@ -28,7 +30,7 @@ export function errorMessage(err: unknown): string {
 }
 
 export function describeHandlerError(err: unknown, worker: WorkerIdentity): HandlerErrorInfo {
-  const stack = err instanceof Error && err.stack ? err.stack : `${errorType(err)}: ${errorMessage(err)}`;
+  const stack = stackText(err, `${errorType(err)}: ${errorMessage(err)}`);
   return {
     error_type: errorType(err),
     error_message: errorMessage(err),

@@ -1,4 +1,6 @@
+// The one job engine: runs a handler on one job (plain, promised or streamed) and shapes its result.
 import type { Logger } from "../log/index.js";
+import { stackText } from "../log/stack.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";
 import { findUnsafeJson } from "./json-safe.js";
 import { runInJobScope } from "./scope.js";
@@ -90,7 +92,7 @@ function errorResult(err: unknown, worker: WorkerIdentity, log: Logger): JobResu
 
 /** Chunk errors keep runpod-python's plain-string form: `handler: <message> \ntraceback: <stack>` (docs/protocol.md §4.3). */
 function streamErrorResult(err: unknown, log: Logger): JobResult {
-  const stack = err instanceof Error && err.stack ? err.stack : errorMessage(err);
+  const stack = stackText(err, errorMessage(err));
   log.error(`Generator handler raised: ${errorMessage(err)}`);
   return { error: `handler: ${errorMessage(err)} \ntraceback: ${stack}` };
 }

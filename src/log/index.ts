@@ -1,3 +1,4 @@
+// The one logger: pino underneath, runpod-python's levels and line formats (text or JSON) on top.
 import { type Level, pino } from "pino";
 
 /** The levels users name in LOG_LEVEL; "SILENT" turns logging off (runpod-python's NOTSET). */

@@ -1,6 +1,7 @@
 // Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
 import { FlashError, isFlashError } from "../errors.js";
+import { stackText } from "../log/stack.js";
 import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
@@ -8,6 +9,7 @@ import { toJson } from "./json.js";
 import { convert, type PyType, parsePyType, TypeMismatch, type TypeNode } from "./pytypes.js";
 import { missingArgumentsMessage, parameterNames } from "./signature.js";
 import type { FunctionRequest, FunctionResponse, InstanceInfo } from "./types.js";
+import { setOwn } from "./values.js";
 
 /** Any function; parameters are typed by the user, so the registry accepts every signature. */
 export type RemoteFunction = (...args: never[]) => unknown;
@@ -114,7 +116,7 @@ export function functionResponse(fields: Partial<FunctionResponse> & { success: 
 
 /** Python's error text: "<str(exc)>\n<traceback>"; the JS stack stands in for the traceback. */
 function errorText(e: unknown): string {
-  if (e instanceof Error) return `${e.message}\n${e.stack ?? ""}`;
+  if (e instanceof Error) return `${e.message}\n${stackText(e, "")}`;
   return String(e);
 }
 
@@ -198,12 +200,7 @@ export class RemoteDispatcher {
     const decoded = list.map((a) => deserializeArg(a, options));
     const named: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(dict)) {
-      Object.defineProperty(named, k, {
-        value: deserializeArg(v, options),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(named, k, deserializeArg(v, options));
     }
     return [decoded, named];
   }

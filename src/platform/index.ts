@@ -1,22 +1,25 @@
 // The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports src/worker.
 
-export { curlCommand, shellQuote } from "./curl.js";
-export type { EndpointConfig } from "./endpoint.js";
-export type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
-export {
-  bodyTooLarge,
-  HttpError,
-} from "./http.js";
-export { newApiKey } from "./ids.js";
-export type { JobRecord, JobStatus, JobView, Retention } from "./jobs.js";
-export type { LbEndpointInfo, LbEndpointInit } from "./lb-proxy.js";
-export { WorkerPool } from "./pool.js";
-export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
-export { defaultWorkerCommand, type Platform, type PlatformOptions, startPlatform } from "./server.js";
+export { bodyTooLarge, HttpError } from "./api/http.js";
 export {
   RESULT_BODY_LIMIT,
   STREAM_BODY_LIMIT,
   type TakenJob,
   takenJob,
   type WorkerCalls,
-} from "./worker-calls.js";
+} from "./api/worker-calls.js";
+export { curlCommand, shellQuote } from "./curl.js";
+export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
+export {
+  defaultWorkerCommand,
+  type Platform,
+  type PlatformOptions,
+  startPlatform,
+  WORKER_STOP_GRACE_MS,
+} from "./server.js";
+export type { EndpointConfig } from "./state/endpoint.js";
+export type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
+export { newApiKey } from "./state/ids.js";
+export type { JobRecord, JobStatus, JobView, Retention } from "./state/jobs.js";
+export type { LbEndpointInfo, LbEndpointInit } from "./workers/lb-proxy.js";
+export { WorkerPool } from "./workers/pool.js";

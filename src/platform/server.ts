@@ -1,29 +1,37 @@
-import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+// startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
+import { existsSync, readFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
 import { createLogger, type Logger } from "../log/index.js";
-import { clientApi } from "./client-api.js";
+import { clientApi } from "./api/client-api.js";
+import type { PlatformContext } from "./api/context.js";
+import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
+import { errorHandler } from "./api/http.js";
+import { openaiApi } from "./api/openai.js";
+import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webhooks.js";
+import { workerApi } from "./api/worker-api.js";
+import { type WorkerCalls, workerCalls } from "./api/worker-calls.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
-import type { PlatformContext } from "./context.js";
-import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./endpoint.js";
-import type { EndpointInfo, EndpointInit } from "./endpoint-init.js";
-import { FILE_LIFETIME_MS, filesApi } from "./files.js";
-import { errorHandler } from "./http.js";
-import { newApiKey, newShortId } from "./ids.js";
-import { DEFAULT_RETENTION, type Retention } from "./jobs.js";
-import { type LbEndpointInfo, type LbEndpointInit, LbEndpoints, lbHostRewrite, lbProxy } from "./lb-proxy.js";
-import { openaiApi } from "./openai.js";
-import { WorkerPool } from "./pool.js";
 import type { CatalogGpu } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
 import { type HostWorker, type RestHost, restApi } from "./rest/index.js";
-import { Scheduler } from "./scheduler.js";
-import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./webhooks.js";
-import { workerApi } from "./worker-api.js";
-import { type WorkerCalls, workerCalls } from "./worker-calls.js";
+import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./state/endpoint.js";
+import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
+import { newApiKey, newShortId } from "./state/ids.js";
+import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
+import { Scheduler } from "./state/scheduler.js";
+import {
+  type LbEndpointInfo,
+  type LbEndpointInit,
+  LbEndpoints,
+  lbHostRewrite,
+  lbProxy,
+} from "./workers/lb-proxy.js";
+import { WorkerPool } from "./workers/pool.js";
 
 export interface PlatformOptions {
   /** Default 127.0.0.1. */
@@ -32,6 +40,11 @@ export interface PlatformOptions {
   port?: number;
   /** The key clients (Bearer) and workers (raw) must send; generated when not given. */
   apiKey?: string;
+  /**
+   * runpod-python's local API server paths (`/run`, `/runsync`, `/status/<id>`, `/stream/<id>`, …) at the
+   * root, for this endpoint; without a key while the platform listens on loopback only.
+   */
+  rootEndpoint?: string;
   logger?: Logger;
   /** How long finished jobs stay visible (default /run 30 min, /runsync 1 min). */
   retention?: Partial<Retention>;
@@ -80,7 +93,16 @@ export interface Platform {
   workerCalls(endpointId: string, workerId: string): WorkerCalls;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
   close(): Promise<void>;
+  /** Kills every worker process now, without the grace period close() gives jobs in flight. */
+  killWorkers(): void;
 }
+
+/** The client paths runpod-python's local API server answers at its root (`--rp_serve_api`). */
+const RUNPOD_PYTHON_PATHS =
+  /^\/(run|runsync|health|purge-queue|(status|status-sync|stream|cancel|retry)\/[^/?]+)\/?(\?|$)/;
+
+/** How long a stopped worker may finish its jobs before it is killed (the runtime's own grace period). */
+export const WORKER_STOP_GRACE_MS = 30_000;
 
 /**
  * `node <flash> start <file>`: the built CLI when there is one (worker threads need no loader there),
@@ -132,7 +154,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
   };
 
-  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl: lbHostRewrite });
+  const rootEndpoint = options.rootEndpoint;
+  const keyless = isLoopback(bindHost);
+  const rewriteUrl = (req: IncomingMessage): string => {
+    const url = lbHostRewrite(req);
+    if (rootEndpoint === undefined || url !== req.url || !RUNPOD_PYTHON_PATHS.test(url)) return url;
+    // Its users send no key (runpod-python's server has none); only loopback callers can reach it so.
+    if (keyless && req.headers.authorization === undefined) req.headers.authorization = `Bearer ${apiKey}`;
+    return `/v2/${rootEndpoint}${url}`;
+  };
+  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl });
   app.setErrorHandler(errorHandler(platformLog));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
@@ -141,7 +172,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
-  const lb = new LbEndpoints({ log, workerCommand, stopGraceMs: options.workerStopGraceMs ?? 30_000 });
+  const lb = new LbEndpoints({
+    log,
+    workerCommand,
+    stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+  });
   await app.register(lbProxy, { ctx, endpoints: lb });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
@@ -213,7 +248,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
             scheduler,
             workerEnv: (workerId) => workerEnv(config.id, workerId),
             log,
-            stopGraceMs: options.workerStopGraceMs ?? 30_000,
+            stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
           }),
         );
       }
@@ -242,7 +277,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       scheduler,
       workerEnv: (workerId) => workerEnv(endpoint.id, workerId),
       log,
-      stopGraceMs: options.workerStopGraceMs ?? 30_000,
+      stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
     });
   const restHost: RestHost = {
     baseUrl: () => baseUrl,
@@ -343,6 +378,10 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     lb,
     workerEnv,
     workerCalls: (endpointId, workerId) => workerCalls(ctx, endpointId, workerId),
+    killWorkers() {
+      for (const pool of pools.values()) pool.killAll();
+      for (const endpoint of lb.list()) endpoint.killAll();
+    },
     close() {
       closing ??= (async () => {
         scheduler.close();
@@ -370,8 +409,9 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
   if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
     throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
   }
-  const command =
-    init.command ?? (init.file ? workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
+  const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
+  const command = init.command ?? (file ? workerCommand(file) : undefined);
+  const sample = file ? sampleJob(file) : undefined;
   return {
     id,
     name: init.name ?? id,
@@ -382,5 +422,19 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     ...(command ? { command } : {}),
     ...(init.cwd ? { cwd: init.cwd } : {}),
     env: init.env ?? {},
+    ...(sample ? { sample } : {}),
+    ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
   };
+}
+
+/** test_input.json beside the handler, pretty-printed, when it is a job body (an object with "input"). */
+function sampleJob(file: string): string | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dirname(file), "test_input.json"), "utf8")) as unknown;
+    if (typeof parsed === "object" && parsed !== null && "input" in parsed)
+      return JSON.stringify(parsed, null, 2);
+  } catch {
+    // None, or not JSON: the playground starts from its default body.
+  }
+  return undefined;
 }

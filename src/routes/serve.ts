@@ -1,5 +1,6 @@
+// Load-balanced mode: the endpoint's routes served on PORT until SIGTERM, then drained.
 import type { Config } from "../config/index.js";
-import { guardProcess, nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
+import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint } from "./endpoint.js";
 import { createRouteServer } from "./server.js";
@@ -31,7 +32,6 @@ export async function serveEndpoint(
   }
   const signals = options.stop ? undefined : nextShutdownSignal();
   const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
-  guardProcess(lbLog);
   const server = createRouteServer(endpoint, { log: lbLog });
   try {
     await server.app.listen({ host: config.host, port: config.port });

@@ -1,3 +1,4 @@
+// The HTTP server of a load-balanced endpoint: /ping, the routes, their arguments, answers and timeouts.
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -250,6 +251,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
           const message = timeoutMessage(name, timeoutMs);
           context.abort(new Error(message));
           finish(context);
+          log.warn(`${request.method} ${request.url} answered 504: ${message}`);
           return reply.code(504).send({ error: message });
         }, failed);
       }

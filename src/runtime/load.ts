@@ -1,8 +1,9 @@
 // Loading the user's app file: found by name or default, imported (TypeScript too), and its app picked.
-import { existsSync } from "node:fs";
-import { basename, dirname, extname, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, extname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { FlashError } from "../errors.js";
+import { stackText } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "./registry.js";
 import { compiledHandler } from "./ts-cache.js";
 
@@ -41,16 +42,34 @@ const TS_FALLBACK_CODES = new Set([
   "ERR_REQUIRE_ESM",
 ]);
 
-let tsxRegistered = false;
+/** The nearest package.json's `type`, which decides how Node runs a `.ts` file ("commonjs" by `npm init`). */
+function packageType(file: string): unknown {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type;
+      } catch {
+        return undefined;
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
 
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
  * no compiler to load, so workers start sooner. Elsewhere (Node 20) the file compiled once by esbuild,
- * from a cache keyed by content. Anything neither can load goes through tsx.
+ * from a cache keyed by content. Anything neither can load goes through tsx, and so does a `.ts` file
+ * in a CommonJS package on Node's own loader, whose `import` statements Node would refuse (with a warning).
  */
-async function importTypeScript(url: string): Promise<Module> {
+async function importTypeScript(file: string, url: string): Promise<Module> {
   const features = process.features as { typescript?: string | false };
-  if (features.typescript && !process.env.FLASH_USE_TSX) {
+  const native =
+    features.typescript &&
+    !process.env.FLASH_USE_TSX &&
+    !(extname(file) === ".ts" && packageType(file) === "commonjs");
+  if (native) {
     try {
       return (await import(url)) as Module;
     } catch (err) {
@@ -58,22 +77,29 @@ async function importTypeScript(url: string): Promise<Module> {
       if (!(err instanceof SyntaxError) && !(typeof code === "string" && TS_FALLBACK_CODES.has(code)))
         throw err;
     }
-    // Node keeps the failed load of these URLs: tsx loads them again under its own namespace (a second
-    // module graph; flash-worker's values and registry are shared through globalThis, so nothing is lost).
-    const { tsImport } = await import("tsx/esm/api");
-    return (await tsImport(url, import.meta.url)) as Module;
   }
   if (!process.env.FLASH_USE_TSX) {
-    const compiled = await compiledHandler(fileURLToPath(url));
+    const compiled = await compiledHandler(file);
     if (compiled) return (await import(compiled)) as Module;
   }
-  // tsx's hooks for the whole process: the app's `import "flash-worker"` resolves to the running copy.
-  if (!tsxRegistered) {
-    const { register } = await import("tsx/esm/api");
-    register();
-    tsxRegistered = true;
-  }
-  return (await import(url)) as Module;
+  await registerTsx();
+  // Node keeps a failed import's error for its URL: a second try needs another.
+  return (await import(native ? `${url}?tsx` : url)) as Module;
+}
+
+let tsxRegistered = false;
+
+/**
+ * tsx's hooks for both module kinds and the whole process, as `node --import tsx` installs them: the app's
+ * `import "flash-worker"` resolves to the running copy. Not tsImport's namespaced form: it runs a CommonJS
+ * app's file from a data: URL, whose stack frames carry the whole compiled source.
+ */
+async function registerTsx(): Promise<void> {
+  if (tsxRegistered) return;
+  tsxRegistered = true;
+  const [cjs, esm] = await Promise.all([import("tsx/cjs/api"), import("tsx/esm/api")]);
+  cjs.register();
+  esm.register();
 }
 
 /** Imports the user's file (TypeScript natively or through tsx) and returns the app it registered or exports. */
@@ -81,9 +107,15 @@ export async function loadApp(file: string): Promise<App> {
   const reg = registry();
   reg.managed = true;
   const url = pathToFileURL(file).href;
-  const mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
-    ? await importTypeScript(url)
-    : ((await import(url)) as Module);
+  let mod: Module;
+  try {
+    mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
+      ? await importTypeScript(file, url)
+      : ((await import(url)) as Module);
+  } catch (err) {
+    // The stack names the file and line that threw; a message alone leaves the user guessing.
+    throw new LoadError(`${file} failed to load: ${stackText(err, String(err))}`, { cause: err });
+  }
   const mismatch = versionMismatch();
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);
   let app = isApp(mod.default) ? mod.default : reg.app;
@@ -99,13 +131,21 @@ export async function loadApp(file: string): Promise<App> {
   return app;
 }
 
-/** A readable endpoint id from the handler's path: examples/echo/handler.ts → "echo". */
-export function endpointIdFor(file: string): string {
-  const stem = basename(file, extname(file));
-  const name = ["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem;
-  const id = name
+/** Lowercase letters, digits, `-` and `_`, at most 64: what endpoint ids may be. */
+export function endpointSlug(name: string): string {
+  const slug = name
     .toLowerCase()
     .replace(/[^a-z0-9_-]+/g, "-")
     .replace(/^[-_]+|[-_]+$/g, "");
-  return id.slice(0, 64) || "local";
+  return slug.slice(0, 64) || "endpoint";
+}
+
+/**
+ * The endpoint id, one rule for `flash dev` and `flash deploy`: the Endpoint's `name` made URL-safe, else the
+ * handler's file name, or its folder's for `handler`/`index`/`main`/`worker` files (examples/echo/handler.ts → "echo").
+ */
+export function endpointIdFor(file: string, name?: string): string {
+  if (name) return endpointSlug(name);
+  const stem = basename(file, extname(file));
+  return endpointSlug(["handler", "index", "main", "worker"].includes(stem) ? basename(dirname(file)) : stem);
 }

@@ -1,3 +1,4 @@
+// The one-shot local test: the test job from --test_input or test_input.json, run once, printed.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.js";
@@ -15,7 +16,8 @@ function readTestJob(config: Config, log: Logger): { job?: Record<string, unknow
     source = "--test_input";
   } else {
     const candidates = [resolve("test_input.json")];
-    if (config.file) candidates.push(join(dirname(resolve(config.file)), "test_input.json"));
+    const beside = config.file ? join(dirname(resolve(config.file)), "test_input.json") : undefined;
+    if (beside && beside !== candidates[0]) candidates.push(beside);
     source = candidates.find((path) => existsSync(path));
     if (!source) {
       log.warn("test_input.json not found, exiting.");
@@ -59,11 +61,11 @@ export async function runOneShot(
     worker: { workerId: config.platform.workerId, hostname: config.platform.hostname },
     log: jobLog,
     signal: new AbortController().signal,
-    // Locally the whole stream is shown, whatever the handler's option says.
-    returnAggregateStream: true,
+    // The result body is the one the platform would get; the chunks are shown as they come.
+    returnAggregateStream: definition.returnAggregateStream,
     refreshWorker: definition.refreshWorker,
     progress: (value) => jobLog.info(`Progress: ${JSON.stringify(value)}`),
-    stream: async (chunk) => jobLog.debug(`Stream output: ${JSON.stringify(chunk)}`),
+    stream: async (chunk) => jobLog.info(`Stream chunk: ${JSON.stringify(chunk)}`),
   });
   if (outcome.kind !== "result") return 1;
   const { result } = outcome;

@@ -1,5 +1,6 @@
-// --rp_serve_api: the local platform and this process's handler as its worker, in one process.
+// `--rp_serve_api`: the local platform in this process, with this process's handler as its only worker.
 import { type Config, parseConfig } from "../config/index.js";
+import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
@@ -34,6 +35,7 @@ export async function serveApi(
     ...(config.localApiKey ? { apiKey: config.localApiKey } : {}),
     logger: log,
     endpoints: [{ id: ENDPOINT_ID, name: config.file ?? "this process" }],
+    rootEndpoint: ENDPOINT_ID,
   });
   const worker = parseConfig([], platform.workerEnv(ENDPOINT_ID, WORKER_ID)).config;
   worker.logLevel = config.logLevel;
@@ -43,6 +45,7 @@ export async function serveApi(
     [
       `Local API server for this handler at ${platform.url}/v2/${ENDPOINT_ID}`,
       `API key: ${platform.apiKey}${config.localApiKey ? "" : " (generated; pass --api-key to choose one)"}`,
+      `runpod-python's paths answer too: ${platform.url}/run, /runsync, /status/<id>, /stream/<id>${isLoopback(platform.host.replace(/^\[|\]$/g, "")) ? " (no key needed on loopback)" : ""}`,
       `Ready. Try: ${curlCommand(platform, ENDPOINT_ID, '{"input":{}}')}`,
       "",
     ].join("\n"),

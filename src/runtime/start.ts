@@ -1,3 +1,4 @@
+// startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
@@ -30,7 +31,6 @@ async function runQueueWorker(
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
   const { QueueWorker } = await import("../worker/worker.js");
-  guardProcess(log);
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
@@ -79,6 +79,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   config.file = options.file;
   const log = createLogger({ level: config.logLevel, json: config.logJson });
+  // Stray errors are logged and survived in every mode, the one-shot test included.
+  guardProcess(log);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());

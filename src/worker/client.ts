@@ -1,7 +1,9 @@
+// The worker's HTTP client to the platform: take, done, stream, progress, stop and ping, with retries.
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
-import { PING_RETRY, RESULT_RETRY, type RetryPolicy, withRetry } from "../http/retry.js";
+import { deadline, describeFailure, HttpClient } from "../http/client.js";
+import { PING_RETRY, RESULT_RETRY, type RetryPolicy } from "../http/retry.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -87,36 +89,8 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
   return { job: job as RawJob };
 }
 
+/** Any 5xx, not only the gateway ones: what runpod-python's result posts retry (docs/protocol.md §12). */
 const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
-
-/**
- * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
- * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
- * signal keeps track of until they are collected.
- */
-function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
-    ms,
-  );
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener("abort", onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", onAbort);
-    },
-  };
-}
-
-/** A fetch failure with its cause, which is where undici says what went wrong. */
-function describeFailure(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  return `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`;
-}
 
 export function createPlatformClient(options: ClientOptions): PlatformClient {
   const { platform, log } = options;
@@ -132,6 +106,27 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     "User-Agent": USER_AGENT,
   };
 
+  // Result, stream and progress posts, and pings: the shared HTTP client with the worker's policies, no breaker
+  // (the platform is the only target, and giving up on it is the job loop's call, not a circuit's).
+  const posts = new HttpClient({
+    retry,
+    fetch: doFetch,
+    retryStatus: isRetryable,
+    onRetry: (request, failure, attempt, wait) =>
+      log.warn(
+        `${request.what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
+        {
+          jobId: request.id,
+        },
+      ),
+    unreachable: (request, cause, attempts) =>
+      new DeliveryError(
+        `${request.what} for job ${request.id} failed after ${attempts} attempts: ${describeFailure(cause)}`,
+      ),
+  });
+  const pings = new HttpClient({ retry: pingRetry, fetch: doFetch, retryStatus: isRetryable });
+
+  // Long polls go straight to fetch: one attempt whose backoff the job loop owns, so the hot path allocates no more.
   /** A long-poll GET; resolves with the status and the whole body, so the deadline covers both. */
   async function get(url: string, signal: AbortSignal): Promise<{ response: Response; text: string }> {
     const limit = deadline(pollTimeoutMs, signal);
@@ -145,47 +140,31 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
 
   /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */
   async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
-    const answer = await withRetry(
-      retry,
-      async () => {
-        const limit = deadline(postTimeoutMs);
-        try {
-          const response = await doFetch(url, {
-            method: "POST",
-            // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
-            headers: {
-              ...sessionHeaders,
-              "Content-Type": "application/x-www-form-urlencoded",
-              charset: "utf-8",
-              "X-Request-ID": jobId,
-            },
-            body,
-            signal: limit.signal,
-          });
-          return { response, text: await response.text() };
-        } finally {
-          limit.clear();
-        }
+    const answer = await posts.send({
+      method: "POST",
+      url,
+      // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
+      headers: {
+        ...sessionHeaders,
+        "Content-Type": "application/x-www-form-urlencoded",
+        charset: "utf-8",
+        "X-Request-ID": jobId,
       },
-      (outcome) => {
-        if (!outcome.ok) return describeFailure(outcome.error);
-        const { response, text } = outcome.value;
-        if (response.ok || !isRetryable(response.status)) return undefined;
-        return new PlatformHttpError(response.status, response.statusText, text, url).message;
-      },
-      {
-        onRetry: (failure, attempt, wait) =>
-          log.warn(
-            `${what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
-            { jobId },
-          ),
-        exhausted: (failure, attempts) => {
-          throw new DeliveryError(`${what} for job ${jobId} failed after ${attempts} attempts: ${failure}`);
-        },
-      },
-    );
+      body,
+      timeoutMs: postTimeoutMs,
+      what,
+      id: jobId,
+    });
     const { response, text } = answer;
-    if (!response.ok) throw new PlatformHttpError(response.status, response.statusText, text, url);
+    if (response.ok) return;
+    const error = new PlatformHttpError(response.status, response.statusText, text, url);
+    // Still failing after the last attempt: undelivered, as when the connection kept dropping.
+    if (isRetryable(response.status)) {
+      throw new DeliveryError(
+        `${what} for job ${jobId} failed after ${retry.attempts} attempts: ${error.message}`,
+      );
+    }
+    throw error;
   }
 
   return {
@@ -268,31 +247,27 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     async ping(jobIds, timeoutMs) {
       const url = urls.ping(jobIds, VERSION);
       if (!url) return 0;
-      return withRetry(
-        pingRetry,
-        async () => {
-          // Only Authorization, as runpod-python's ping sends (docs/protocol.md §3.7).
-          const response = await doFetch(url, {
-            headers: { Authorization: platform.apiKey },
-            signal: AbortSignal.timeout(timeoutMs),
-          });
-          await response.arrayBuffer();
-          return response.status;
-        },
-        (outcome) => {
-          if (!outcome.ok) return describeFailure(outcome.error);
-          return isRetryable(outcome.value) ? `HTTP ${outcome.value}` : undefined;
-        },
-      );
+      // Only Authorization, as runpod-python's ping sends (docs/protocol.md §3.7).
+      const { response } = await pings.send({
+        method: "GET",
+        url,
+        headers: { Authorization: platform.apiKey },
+        timeoutMs,
+        what: "Ping",
+      });
+      return response.status;
     },
 
     async reportUnhealthy(check, reason, timeoutMs) {
       const url = urls.unhealthy(check, reason, VERSION);
       if (!url || !platform.apiKey) return;
       try {
-        const response = await doFetch(url, {
+        const response = await pings.open({
+          method: "GET",
+          url,
           headers: { Authorization: platform.apiKey },
-          signal: AbortSignal.timeout(timeoutMs),
+          timeoutMs,
+          what: "Unhealthy report",
         });
         await response.arrayBuffer();
         if (!response.ok) log.debug(`Unhealthy report answered ${response.status}`);

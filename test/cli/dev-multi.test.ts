@@ -26,7 +26,7 @@ describe("flash dev with several files", () => {
       expect(out).toContain(`is endpoint "echo" at http://127.0.0.1:${port}/v2/echo`);
       expect(out).toContain(`is endpoint "stream" at http://127.0.0.1:${port}/v2/stream`);
       expect(out).toContain(
-        `is load-balanced endpoint "load-balanced" at http://127.0.0.1:${port}/lb/load-balanced`,
+        `is load-balanced endpoint "lb-example" at http://127.0.0.1:${port}/lb/lb-example`,
       );
       const headers = { Authorization: "Bearer k2", "Content-Type": "application/json" };
       const call = (path: string, body: unknown) =>
@@ -43,7 +43,7 @@ describe("flash dev with several files", () => {
         status: "COMPLETED",
         output: [{ token: "p" }, { token: "q" }],
       });
-      expect(await call("/lb/load-balanced/echo", { hello: "lb" })).toStrictEqual({ hello: "lb" });
+      expect(await call("/lb/lb-example/echo", { hello: "lb" })).toStrictEqual({ hello: "lb" });
     } finally {
       dev.child.kill("SIGINT");
       await dev.exited;

@@ -1,5 +1,5 @@
 // `flash run`: the one-shot local test through the real command, on the shipped examples.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -59,6 +59,54 @@ describe("flash run", () => {
     const { code, stdout } = await flashRun(["run", join(dir, "handler.mjs")], {}, dir);
     expect(code).toBe(1);
     expect(stdout).toContain("test_input.json not found, exiting.");
+    // Run from the handler's folder, the two places looked in are one: named once.
+    const looked = stdout.split("\n").find((line) => line.includes("Looked for"));
+    expect(looked).toContain(`Looked for ${join(dir, "test_input.json")}; pass the job`);
+  });
+
+  it("a generator without returnAggregateStream: the body the platform gets ({output: []}), the chunks apart", async () => {
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    try {
+      writeFileSync(
+        join(dir, "handler.ts"),
+        'import { handler } from "flash-worker";\nexport default handler(async function* () { yield "a"; yield "b"; });\n',
+      );
+      const args = ["run", "handler.ts", "--test-input", '{"input": {}}'];
+      const { code, stdout } = await flashRun(args, {}, dir);
+      expect(code).toBe(0);
+      expect(stdout).toContain('Stream chunk: "a"');
+      expect(stdout).toContain('Stream chunk: "b"');
+      expect(stdout).toContain('Job result: {"output":[]}');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a throw while the handler file loads names the file and line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(
+      join(dir, "handler.ts"),
+      'const weights: unknown = null;\nconst model = JSON.parse("{not json");\nexport default { weights, model };\n',
+    );
+    const { code, stderr } = await flashRun(["run", "handler.ts"], {}, dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`${join(dir, "handler.ts")} failed to load: SyntaxError:`);
+    expect(stderr).toMatch(/handler\.ts:2:\d+/);
+  });
+
+  it("stray errors (an unawaited rejection, a throw in a timer) are logged, and the job still completes", async () => {
+    const { code, stdout } = await flashRun([
+      "run",
+      "test/fixtures/stray-rejection.ts",
+      "--test-input",
+      '{"input": {}}',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /\| ERROR \| .* \| Unhandled rejection \| Error: stray rejection from the handler\n\s+at /,
+    );
+    expect(stdout).toMatch(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
+    expect(stdout).toContain('Job result: {"output":{"answered":true}}');
   });
 
   it("input missing or null: exit 1 with runpod-python's message", async () => {

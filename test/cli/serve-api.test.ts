@@ -1,4 +1,5 @@
 // --rp_serve_api: the local platform and this process's handler as its worker, as runpod-python users expect.
+import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { flash, freePort } from "../process.js";
 
@@ -41,4 +42,139 @@ describe("--rp_serve_api", () => {
       expect(await server.exited).toBe(0);
     });
   }
+
+  it("the handler sees the request's webhook and s3Config, as on the platform", async () => {
+    const hooks: unknown[] = [];
+    const receiver = createServer((req, res) => {
+      let text = "";
+      req.on("data", (c: Buffer) => {
+        text += c.toString();
+      });
+      req.on("end", () => {
+        hooks.push(JSON.parse(text));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const webhook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "test/fixtures/job-fields.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+      "--api-key",
+      "k1",
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      const s3Config = {
+        accessId: "AK",
+        accessSecret: "SK",
+        bucketName: "out",
+        endpointUrl: "http://127.0.0.1:9",
+      };
+      const answer = await fetch(`http://127.0.0.1:${port}/v2/local/runsync`, {
+        method: "POST",
+        headers: { Authorization: "Bearer k1", "Content-Type": "application/json" },
+        body: JSON.stringify({ input: {}, webhook, s3Config }),
+      });
+      const body = (await answer.json()) as { status: string; output: unknown };
+      expect(body.status).toBe("COMPLETED");
+      expect(body.output).toEqual({ fields: { webhook, s3Config } });
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      receiver.close();
+    }
+    // The platform delivered the webhook as well; the worker only saw it.
+    expect(hooks).toHaveLength(1);
+  });
+
+  it("runpod-python's paths at the root, without a key on loopback: /runsync, /run, /status/<id>, /stream/<id>", async () => {
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "examples/stream/handler.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      expect(server.stdout.join("\n")).toContain(
+        `runpod-python's paths answer too: http://127.0.0.1:${port}/run, /runsync, /status/<id>, /stream/<id> (no key needed on loopback)`,
+      );
+      // As its users type it: `curl localhost:8000/runsync -d '{"input": ...}'`.
+      const root = (path: string, body?: unknown) =>
+        fetch(`http://127.0.0.1:${port}${path}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: body === undefined ? {} : { "Content-Type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const sync = await root("/runsync", { input: { text: "a b" } });
+      expect(sync.status).toBe(200);
+      expect(await sync.json()).toMatchObject({
+        status: "COMPLETED",
+        output: [{ token: "a" }, { token: "b" }],
+      });
+      const job = (await (await root("/run", { input: { text: "x y" } })).json()) as { id: string };
+      let status = "";
+      let chunks: unknown[] = [];
+      for (let i = 0; i < 100 && status !== "COMPLETED"; i++) {
+        const stream = (await (await root(`/stream/${job.id}`)).json()) as {
+          status: string;
+          stream: Array<{ output: unknown }>;
+        };
+        chunks = chunks.concat(stream.stream.map((c) => c.output));
+        status = stream.status;
+      }
+      expect(chunks).toStrictEqual([{ token: "x" }, { token: "y" }]);
+      expect(await (await root(`/status/${job.id}`)).json()).toMatchObject({
+        id: job.id,
+        status: "COMPLETED",
+      });
+      // A wrong key is still refused, and the console and worker routes keep theirs.
+      const wrongKey = await fetch(`http://127.0.0.1:${port}/runsync`, {
+        method: "POST",
+        headers: { Authorization: "Bearer nope", "Content-Type": "application/json" },
+        body: '{"input": {}}',
+      });
+      expect(wrongKey.status).toBe(401);
+      expect((await root("/console/api/endpoints")).status).toBe(401);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+  });
+
+  it("a queue worker logs stray errors from handler code as flash run does, and keeps taking jobs", async () => {
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "test/fixtures/stray-rejection.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+    ]);
+    try {
+      await server.waitForLine(/^Ready\. Try: curl/);
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(`http://127.0.0.1:${port}/runsync`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: '{"input": {}}',
+        });
+        expect(await answer.json()).toMatchObject({ status: "COMPLETED", output: { answered: true } });
+      }
+      await server.waitForLine(
+        /\| ERROR \| .* \| Unhandled rejection \| Error: stray rejection from the handler/,
+      );
+      await server.waitForLine(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+  });
 });

@@ -1,13 +1,13 @@
 // The circuit breaker: opens after consecutive failures, fails fast with "Retry in N seconds", tests
 // recovery once ~60 s have passed. Time is a fake clock moved by hand; the endpoint is a real server.
 import { describe, expect, it } from "vitest";
-import { BREAKER_DEFAULTS, CircuitBreaker } from "../../src/client/breaker.js";
 import {
   CircuitBreakers,
   CircuitOpenError,
   EndpointClient,
   EndpointConnectionError,
 } from "../../src/client/index.js";
+import { BREAKER_DEFAULTS, CircuitBreaker } from "../../src/http/breaker.js";
 import { captureLog, json, startServer } from "./servers.js";
 
 function fakeClock(start = 1_000_000) {

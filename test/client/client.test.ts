@@ -288,7 +288,7 @@ describe("the interface document's errors", () => {
 
   it("Endpoint URL not available: the platform has no such endpoint", async () => {
     await expect(client({ id: "nope", name: "nope" }).run({})).rejects.toThrow(
-      `Endpoint URL not available for nope: the platform at ${t.platform.url} has no endpoint nope.`,
+      `Endpoint URL not available for nope: the platform at ${t.platform.url} has no queue endpoint nope (a load-balanced one is called through its routes: post("/path", body), get("/path")).`,
     );
   });
 

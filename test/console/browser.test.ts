@@ -23,6 +23,15 @@ const ARGS = [
 const KEY = "console-browser-key";
 const ARTIFACTS = join(ROOT, "test-artifacts");
 
+/** The bits of the DOM these checks use (the test compiles without the DOM library). */
+interface Rects {
+  querySelector(selector: string): { getBoundingClientRect(): { left: number; right: number } } | null;
+}
+interface RangeLike {
+  selectNodeContents(node: unknown): void;
+  getBoundingClientRect(): { height: number };
+}
+
 let platform: Platform;
 let browser: Browser;
 
@@ -43,8 +52,24 @@ beforeAll(async () => {
     logger: createLogger({ level: "SILENT", json: false }),
     // min 0: the first job waits in the queue while its worker cold-starts, so IN_QUEUE is seen.
     endpoints: [
-      { id: "echo", file: join(ROOT, "examples/echo/handler.ts"), cwd: ROOT, workers: [0, 1] },
-      { id: "chat", file: join(ROOT, "examples/openai-compatible/handler.ts"), cwd: ROOT, workers: [1, 1] },
+      {
+        id: "echo",
+        name: "examples/echo/handler.ts",
+        file: join(ROOT, "examples/echo/handler.ts"),
+        cwd: ROOT,
+        workers: [0, 1],
+      },
+      // flash dev sets this from loading the handler (openaiCompatible()); here the test says so.
+      {
+        id: "chat",
+        file: join(ROOT, "examples/openai-compatible/handler.ts"),
+        cwd: ROOT,
+        workers: [1, 1],
+        openaiCompatible: true,
+      },
+    ],
+    loadBalanced: [
+      { id: "routes", file: join(ROOT, "test/fixtures/lb-routes.ts"), cwd: ROOT, workers: [1, 1] },
     ],
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -74,6 +99,10 @@ describe("console in a browser", () => {
     expect(await page.locator("[data-endpoint-id]").count()).toBe(0);
     expect(await page.locator("[data-job-id]").count()).toBe(0);
     expect(apiCalls).toEqual([]);
+    // The browser's own /favicon.ico gets an icon, not a 404.
+    const icon = await page.request.get(`${platform.url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()["content-type"]).toContain("image/svg+xml");
     const statuses = await page.evaluate(async () => {
       const codes: number[] = [];
       for (const path of [
@@ -112,6 +141,16 @@ describe("console in a browser", () => {
     await visible(page.locator("#app"));
     await textMatches(page.locator("#connection"), /live/);
     await visible(page.locator('[data-endpoint-id="echo"]').first());
+    // The endpoint's id and its file are two words on screen, not "echoexamples/…".
+    const gap = await page
+      .locator('[data-endpoint-id="echo"] header')
+      .first()
+      .evaluate((header: Rects) => {
+        const name = header.querySelector(".endpoint-name")?.getBoundingClientRect();
+        const id = header.querySelector("strong")?.getBoundingClientRect();
+        return name && id ? name.left - id.right : -1;
+      });
+    expect(gap).toBeGreaterThanOrEqual(4);
 
     // Every status the playground shows for the job, in order, as the DOM changes.
     // (A string: the test compiles without the DOM library; this runs in the page.)
@@ -145,8 +184,41 @@ describe("console in a browser", () => {
     expect(await row.locator("td.execution").textContent()).toMatch(/^1\.\d\d s$/);
     const workerId = (await row.locator("td button.link").textContent()) ?? "";
     expect(workerId).toMatch(/\S+/);
+    // The job id keeps to one line (its start; the whole id is the cell's title).
+    expect(await row.locator("td.job-id").getAttribute("title")).toBe(jobId);
+    const lines = await row.locator("td.job-id").evaluate((td: unknown) => {
+      // In the page: the text's height over its line height is the number of lines it takes.
+      const page = globalThis as unknown as {
+        document: { createRange(): RangeLike };
+        getComputedStyle(node: unknown): { lineHeight: string; fontSize: string };
+      };
+      const range = page.document.createRange();
+      range.selectNodeContents(td);
+      const style = page.getComputedStyle(td);
+      const line = Number.parseFloat(style.lineHeight) || 1.2 * Number.parseFloat(style.fontSize);
+      return Math.round(range.getBoundingClientRect().height / line);
+    });
+    expect(lines).toBe(1);
+    // On a short window the detail opens below the fold: the click scrolls it into view.
+    await page.setViewportSize({ width: 1440, height: 360 });
+    await page.evaluate("window.scrollTo(0, 0)");
     await row.click();
     await textMatches(page.locator(".detail pre").first(), /"mock_delay": 1/);
+    await page.waitForFunction(
+      () => {
+        // In the page (a function, not a string: the console's CSP allows no eval).
+        const page = globalThis as unknown as {
+          scrollY: number;
+          innerHeight: number;
+          document: { querySelector(s: string): { getBoundingClientRect(): { top: number } } | null };
+        };
+        const top = page.document.querySelector(".detail")?.getBoundingClientRect().top ?? -1;
+        return page.scrollY > 0 && top >= 0 && top < page.innerHeight;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
+    await page.setViewportSize({ width: 1440, height: 900 });
     await page.screenshot({ path: join(ARTIFACTS, "console-jobs.png"), fullPage: true });
 
     // The worker in the sidebar opens its logs: the platform's lines about it and its own output.
@@ -186,7 +258,15 @@ describe("console in a browser", () => {
     expect(page.url()).toBe(`${platform.url}/`);
 
     await page.click('nav.tabs [data-tab="playground"]');
+    // A fresh browser: the body starts as the endpoint's test_input.json.
+    await page.selectOption("#pg-endpoint", "echo");
+    expect(JSON.parse(await page.inputValue("#pg-body"))).toEqual({
+      input: { name: "flash", message: "hello" },
+    });
+    // The chat form is for chat-completion endpoints only.
+    expect(await page.locator("#chat-form").isHidden()).toBe(true);
     await page.selectOption("#pg-endpoint", "chat");
+    await visible(page.locator("#chat-form"));
     await page.fill("#chat-input", "hello from the console");
     await page.click("#chat-send");
     await textMatches(page.locator(".bubble.assistant").nth(0), /^assistanthello from the console$/, 30_000);
@@ -201,6 +281,42 @@ describe("console in a browser", () => {
     await page.screenshot({ path: join(ARTIFACTS, "console-playground.png"), fullPage: true });
     await page.close();
   });
+
+  it("calls a load-balanced endpoint's routes from the playground and shows its requests in Metrics", async () => {
+    const page = await newPage();
+    await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
+    await visible(page.locator('[data-endpoint-id="routes"]'));
+    await page.click('nav.tabs [data-tab="playground"]');
+    await page.selectOption("#pg-endpoint", "routes");
+    // A route call: method, path and body; no queue mode, no chat.
+    await visible(page.locator("#pg-path"));
+    expect(await page.locator("#pg-mode").isHidden()).toBe(true);
+    expect(await page.locator("#chat-form").isHidden()).toBe(true);
+    await page.selectOption("#pg-method", "POST");
+    await page.fill("#pg-path", "/sum");
+    await page.fill("#pg-body", JSON.stringify({ a: 2, b: 3 }));
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-http-status"), /^200\b/, 60_000);
+    expect(JSON.parse((await page.locator("#pg-response-body").textContent()) ?? "")).toEqual({ sum: 5 });
+    // A body on a GET is refused before sending; an unknown route shows the worker's 404.
+    await page.selectOption("#pg-method", "GET");
+    await page.fill("#pg-path", "/nope");
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-form .error[role=alert]"), /GET request sends no body/);
+    await page.fill("#pg-body", "");
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-http-status"), /^404\b/);
+    await textMatches(page.locator("#pg-response-body"), /GET \/nope/);
+
+    await page.click('nav.tabs [data-tab="metrics"]');
+    const section = page.locator('.metrics[data-endpoint-id="routes"]');
+    await textMatches(section.locator("header"), /200 ×\d+ · 404 ×1/);
+    await textMatches(section.locator("table.lb-requests tbody tr").first(), /GET \/nope\s*404/);
+    await textMatches(section.locator("table.lb-requests tbody"), /POST \/sum\s*200/);
+    await attached(section.locator("svg.plot circle").first());
+    await page.screenshot({ path: join(ARTIFACTS, "console-lb-metrics.png"), fullPage: true });
+    await page.close();
+  }, 90_000);
 
   it("keeps up with a few thousand jobs: the newest 1,000 kept, 50 rows a page", async () => {
     platform.createEndpoint({ id: "bulk" });

@@ -4,7 +4,7 @@ import { createLogger } from "../../src/log/index.js";
 import { eventToken, TOKEN_TTL_MS, validEventToken } from "../../src/platform/console/auth.js";
 import { LogBook, teeLogger, workerFilter } from "../../src/platform/console/logs.js";
 import { MetricsBook, percentile } from "../../src/platform/console/metrics.js";
-import type { JobRecord, JobStatus } from "../../src/platform/jobs.js";
+import type { JobRecord, JobStatus } from "../../src/platform/state/jobs.js";
 
 function finishedJob(
   endpointId: string,

@@ -71,6 +71,116 @@ describe("flash-worker:cpu and flash-worker:cuda images (docker/build.sh)", () =
   });
 });
 
+describe("flash image build and flash image run (a user's docker build / docker run habits on buildah)", () => {
+  if (!enabled) {
+    it.skip("skipped: FLASH_IMAGE_TESTS is not 1", () => {});
+    return;
+  }
+  const work = mkdtempSync(join("/var/tmp", "flash-image-cli-"));
+  afterAll(() => {
+    spawnSync("buildah", [
+      "--root",
+      join(work, "storage"),
+      "--runroot",
+      join(work, "run"),
+      "--storage-driver",
+      "vfs",
+      "rm",
+      "--all",
+    ]);
+    rmSync(work, { recursive: true, force: true });
+  });
+  const env = { ...process.env, FLASH_CONTAINER_STORAGE: work, FLASH_CONTAINER_TOOL: "buildah" };
+  const FLASH = join(ROOT, "dist/cli/main.js");
+
+  it("build keeps HEALTHCHECK; run honours ENTRYPOINT + args, and SIGTERM reaches the worker, which drains and exits", {
+    timeout: 10 * 60_000,
+  }, async () => {
+    // The stand-in base (Debian + node) in a storage of the test's own.
+    const standin = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--standin-only", "--no-tsc"], {
+      env: { ...process.env, FLASH_IMAGE_WORK: work },
+      encoding: "utf8",
+    });
+    expect(standin.status, standin.stdout + standin.stderr).toBe(0);
+    const app = join(work, "app");
+    mkdirSync(app);
+    writeFileSync(
+      join(app, "worker.mjs"),
+      [
+        'console.log("ready " + process.argv.slice(2).join(" ") + " pid=" + process.pid);',
+        "const timer = setInterval(() => {}, 1000);",
+        'process.on("SIGTERM", () => { console.log("SIGTERM received, draining"); clearInterval(timer); });',
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(app, "Dockerfile"),
+      [
+        "FROM localhost/flash-standin:bookworm",
+        "WORKDIR /app",
+        "COPY worker.mjs /app/worker.mjs",
+        'HEALTHCHECK --interval=30s CMD ["true"]',
+        'ENTRYPOINT ["node", "/app/worker.mjs"]',
+        'CMD ["from-cmd"]',
+        "",
+      ].join("\n"),
+    );
+    const built = spawnSync(process.execPath, [FLASH, "image", "build", "-t", "localhost/flash-sig:1", app], {
+      env,
+      encoding: "utf8",
+    });
+    expect(built.status, built.stdout + built.stderr).toBe(0);
+    const inspect = spawnSync(
+      "buildah",
+      [
+        "--root",
+        join(work, "storage"),
+        "--runroot",
+        join(work, "run"),
+        "--storage-driver",
+        "vfs",
+        "inspect",
+        "--type",
+        "image",
+        "localhost/flash-sig:1",
+      ],
+      { encoding: "utf8" },
+    );
+    expect(inspect.stdout).toContain('\\"Healthcheck\\":{\\"Test\\":[\\"CMD\\",\\"true\\"]');
+
+    const run = spawn(process.execPath, [FLASH, "image", "run", "localhost/flash-sig:1", "a", "b"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const seen = (pattern: RegExp) =>
+      new Promise<RegExpExecArray>((resolve) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) resolve(match);
+          return match;
+        };
+        if (check()) return;
+        const on = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (check()) run.stdout.off("data", on);
+        };
+        run.stdout.on("data", on);
+      });
+    run.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => run.once("close", resolve));
+    // ENTRYPOINT with the args given in place of CMD.
+    const ready = await seen(/ready a b pid=(\d+)/);
+    run.kill("SIGTERM");
+    await seen(/SIGTERM received, draining/);
+    expect(await exited, output).toBe(0);
+    // The worker is gone with it: nothing left to take jobs.
+    expect(existsSync(`/proc/${ready[1]}`)).toBe(false);
+  });
+});
+
 /** Runs one of the docker/ scripts with bash and a controlled environment. */
 function script(file: string, args: string[], env: Record<string, string>, cwd = ROOT) {
   const run = spawnSync("bash", [file, ...args], {

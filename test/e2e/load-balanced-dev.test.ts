@@ -26,11 +26,11 @@ describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
       },
     );
     const line = await dev.waitForLine(
-      /is load-balanced endpoint "load-balanced" at http:\/\/127\.0\.0\.1:\d+\/lb\/load-balanced/,
+      /is load-balanced endpoint "lb-example" at http:\/\/127\.0\.0\.1:\d+\/lb\/lb-example/,
       60_000,
     );
-    base = /(http:\/\/127\.0\.0\.1:\d+\/lb\/load-balanced)/.exec(line)![1]!;
-    await dev.waitForLine(/Ready\. Try: curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/lb\/load-balanced\/echo/);
+    base = /(http:\/\/127\.0\.0\.1:\d+\/lb\/lb-example)/.exec(line)![1]!;
+    await dev.waitForLine(/Ready\. Try: curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/lb\/lb-example\/echo/);
   }, TIMEOUT);
 
   afterAll(async () => {
@@ -92,7 +92,7 @@ describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
     expect(anonymous.status).toBe(401);
     const wrong = await call("/hello/x", { key: "nope" });
     expect(wrong.status).toBe(401);
-    const unknown = await fetch(base.replace(/load-balanced$/, "other/hello/x"), {
+    const unknown = await fetch(base.replace(/lb-example$/, "other/hello/x"), {
       headers: { authorization: `Bearer ${KEY}` },
     });
     expect(unknown.status).toBe(404);
@@ -127,11 +127,11 @@ describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
         req.on("error", fail);
         req.end(JSON.stringify({ via: "host" }));
       });
-    expect(await viaHost(`load-balanced.localhost:${port}`, "/echo")).toEqual({
+    expect(await viaHost(`lb-example.localhost:${port}`, "/echo")).toEqual({
       status: 200,
       body: { via: "host" },
     });
-    expect((await viaHost(`load-balanced.localhost:${port}`, "/echo", null)).status).toBe(401);
+    expect((await viaHost(`lb-example.localhost:${port}`, "/echo", null)).status).toBe(401);
     expect(await viaHost(`other.localhost:${port}`, "/echo")).toEqual({
       status: 404,
       body: { error: "Load-balanced endpoint other not found" },

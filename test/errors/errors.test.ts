@@ -6,13 +6,14 @@ import {
   ExecutionTimeoutError,
 } from "../../src/client/index.js";
 import { ConfigError } from "../../src/config/index.js";
+import { ApiError } from "../../src/deploy/rest-client.js";
 import { type ErrorCode, type FlashError, isFlashError, PayloadTooLargeError } from "../../src/errors.js";
 import {
   PayloadTooLargeError as PayloadPayloadTooLarge,
   PickleError,
   PickleGlobalError,
 } from "../../src/payload/errors.js";
-import { HttpError } from "../../src/platform/http.js";
+import { HttpError } from "../../src/platform/api/http.js";
 import { EndpointConfigError } from "../../src/routes/settings.js";
 import { PlatformHttpError } from "../../src/worker/client.js";
 
@@ -75,6 +76,11 @@ describe("FlashError", () => {
     const errors = [
       new PlatformHttpError(503, "Service Unavailable", '{"error":"busy"}', "http://p/done"),
       new EndpointHttpError("ep", 503, "Service Unavailable", '{"error":"busy"}', "http://p/done"),
+      new ApiError(503, "Service Unavailable", '{"error":"busy"}', "http://p/done", "GET", "/done", {
+        title: "Service Unavailable",
+        status: 503,
+        detail: "busy",
+      }),
     ];
     for (const err of errors) {
       expect({ status: err.status, statusText: err.statusText, body: err.body, url: err.url }).toEqual({

@@ -87,6 +87,22 @@ describe("src/ layering", () => {
     expect(found).toEqual([]);
   });
 
+  it("has no circles between the local platform's folders (state/, api/, workers/, console/, rest/)", () => {
+    const inside = (file: string) => file.startsWith("platform/");
+    // platform/<folder> for a file in a subfolder, the file itself for platform/*.ts.
+    const part = (file: string) => file.split("/").slice(0, 2).join("/");
+    const graph = new Map<string, Set<string>>();
+    for (const { from, to } of edges.filter((e) => inside(e.from) && inside(e.to))) {
+      const [a, b] = [part(from), part(to)];
+      if (a === b) continue;
+      if (!graph.has(a)) graph.set(a, new Set());
+      graph.get(a)!.add(b);
+    }
+    expect([...graph.keys()]).toEqual(expect.arrayContaining(["platform/api", "platform/workers"]));
+    expect(graph.get("platform/state")).toBeUndefined();
+    expect(circles(graph)).toEqual([]);
+  });
+
   it("keeps the registry a leaf: it imports types only, and nothing it imports reaches back into the runtime", () => {
     const text = readFileSync(join(SRC, "runtime/registry.ts"), "utf8");
     const values = [...text.matchAll(/^import (?!type )[^;]*from "([^"]+)"/gm)].map((m) => m[1]);

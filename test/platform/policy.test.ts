@@ -2,9 +2,9 @@
 // deleted whatever its state) and `lowPriority` (the job waits for a worker but starts none).
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
-import { ENDPOINT_DEFAULTS } from "../../src/platform/endpoint.js";
-import { DEFAULT_RETENTION, DEFAULT_TTL_MS } from "../../src/platform/jobs.js";
-import { Scheduler } from "../../src/platform/scheduler.js";
+import { ENDPOINT_DEFAULTS } from "../../src/platform/state/endpoint.js";
+import { DEFAULT_RETENTION, DEFAULT_TTL_MS } from "../../src/platform/state/jobs.js";
+import { Scheduler } from "../../src/platform/state/scheduler.js";
 import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
 const TIMEOUT = 60_000;

@@ -6,7 +6,7 @@ import { ConfigError } from "../../src/config/index.js";
 import { createLogger } from "../../src/log/index.js";
 import type { Platform } from "../../src/platform/index.js";
 import { curlCommand } from "../../src/platform/index.js";
-import { relayLine } from "../../src/platform/pool.js";
+import { relayLine } from "../../src/platform/workers/pool.js";
 import { endpointIdFor } from "../../src/runtime/load.js";
 
 function capture() {
@@ -73,7 +73,8 @@ describe("flash dev arguments", () => {
     );
     expect(args).toMatchObject({ host: "0.0.0.0", port: 9000, apiKey: "k1", keyGenerated: false });
     expect(args.config.localWorkers).toEqual([2, 5]);
-    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([3, 3]);
+    // n means [0, n], as an Endpoint's `workers: n` does.
+    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([0, 3]);
   });
 
   it("refuses bad values with a ConfigError naming the flag", () => {

@@ -43,6 +43,15 @@ describe("job-take", () => {
     expect(bad.status).toBe(400);
   });
 
+  it("hands the request's webhook to the worker with the job, as the platform does", async () => {
+    const id = await run({ prompt: "hi" }, { webhook: "http://127.0.0.1:9/hook" });
+    expect(await t.worker("w1").takeOne()).toEqual({
+      id,
+      input: { prompt: "hi" },
+      webhook: "http://127.0.0.1:9/hook",
+    });
+  });
+
   it("answers 204 when no job came during the long-poll", async () => {
     const response = await t.worker("w1").takeRaw();
     expect(response.status).toBe(204);

@@ -371,6 +371,10 @@ describe("execution timeout", () => {
     expect(res.statusCode).toBe(504);
     expect(res.json()).toEqual({ error: "Execution timeout on test-api after 0.05s" });
     expect(String(aborted)).toContain("Execution timeout on test-api after 0.05s");
+    // flash start logs it too: a 504 must not pass silently.
+    expect(lines.join("\n")).toMatch(
+      /\| WARN \| .*POST \/hang answered 504: Execution timeout on test-api after 0\.05s/,
+    );
     const quick = await server.app.inject({ method: "POST", url: "/quick", ...json({}) });
     expect(quick.json()).toEqual({ ok: true });
   });

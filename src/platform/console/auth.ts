@@ -3,7 +3,7 @@
 // (URLs end up in logs and history), and a leaked token is worthless after a minute.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { HttpError } from "../http.js";
+import { HttpError } from "../api/http.js";
 
 /** Long enough for the page to open its stream and for EventSource's automatic reconnects to succeed. */
 export const TOKEN_TTL_MS = 60_000;

@@ -4,10 +4,10 @@
 
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { gpuFacts, gpuLabel } from "../../gpu/facts.js";
-import type { PlatformContext } from "../context.js";
-import { addJsonParser, checkKey, HttpError } from "../http.js";
-import type { LbEndpoints } from "../lb-proxy.js";
-import type { WorkerPool } from "../pool.js";
+import type { PlatformContext } from "../api/context.js";
+import { addJsonParser, checkKey, HttpError } from "../api/http.js";
+import type { LbEndpoints } from "../workers/lb-proxy.js";
+import type { WorkerPool } from "../workers/pool.js";
 import { PageAssets } from "./assets.js";
 import { checkEventToken, eventToken } from "./auth.js";
 import { ConsoleHub, JOB_WINDOW, LOG_BACKLOG } from "./hub.js";
@@ -28,6 +28,11 @@ export interface ConsoleOptions {
 }
 
 /** The page may talk to its own origin only; nothing it shows is ever run as markup. */
+/** A lightning bolt on the console's accent colour. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#5b4bdb"/>' +
+  '<path d="M9 1 3 9h4l-1 6 6-8H8z" fill="#fff"/></svg>';
+
 const PAGE_HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
@@ -89,6 +94,10 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
 
   // The page itself holds no data: without the key it can only show its login form.
   app.get("/", (_request, reply) => sendAsset(reply, "index.html"));
+  // Browsers ask for it on their own: a small icon rather than a 404 in every log and devtools.
+  app.get("/favicon.ico", (_request, reply) =>
+    reply.headers(PAGE_HEADERS).header("cache-control", "max-age=86400").type("image/svg+xml").send(FAVICON),
+  );
   app.get("/console/assets/:name", (request, reply) =>
     sendAsset(reply, (request.params as { name: string }).name),
   );

@@ -4,12 +4,13 @@ import {
   type ContainerTool,
   type ContainerToolOptions,
   findContainerTool,
+  imageCommand,
   isLoopbackRegistry,
   runTool,
   toolArgv,
 } from "../../containers/tool.js";
 import type { Logger } from "../../log/index.js";
-import type { WorkerLaunch } from "../endpoint.js";
+import type { WorkerLaunch } from "../state/endpoint.js";
 
 export interface PullRequest {
   image: string;
@@ -83,11 +84,7 @@ export class ContainerRuntime {
           ]),
       };
     }
-    const { stdout } = await runTool(tool, ["inspect", "--type", "image", imageId]);
-    const config = (JSON.parse(stdout) as { OCIv1?: { config?: { Entrypoint?: string[]; Cmd?: string[] } } })
-      .OCIv1?.config;
-    const command = [...(config?.Entrypoint ?? []), ...(args ?? config?.Cmd ?? [])];
-    if (command.length === 0) throw new Error(`Image ${request.image} has neither ENTRYPOINT nor CMD to run`);
+    const command = await imageCommand(tool, imageId, args);
     await runTool(tool, ["rm", request.name]).catch(() => undefined);
     const created = await runTool(tool, ["from", "--pull=never", "--name", request.name, imageId]);
     const container = created.stdout.trim().split("\n").at(-1) ?? request.name;

@@ -3,12 +3,12 @@
 // and status codes as RunPod's, so `flash deploy --api-url http://127.0.0.1:8000` takes the path it takes there.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
+import { addJsonParser, checkKey } from "../api/http.js";
 import type { LogBook } from "../console/logs.js";
 import { SseStream } from "../console/sse.js";
 import type { LogLine } from "../console/wire.js";
-import type { EndpointConfig, WorkerLaunch } from "../endpoint.js";
-import { addJsonParser, checkKey } from "../http.js";
-import { newShortId } from "../ids.js";
+import type { EndpointConfig, WorkerLaunch } from "../state/endpoint.js";
+import { newShortId } from "../state/ids.js";
 import { type CatalogGpu, catalogEntry, DEFAULT_GPU_CATALOG } from "./catalog.js";
 import type { ContainerRuntime } from "./containers.js";
 import { Problem, problemHandler } from "./problem.js";

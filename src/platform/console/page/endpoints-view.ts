@@ -52,7 +52,7 @@ export class EndpointsView {
         "header",
         {},
         h("strong", {}, endpoint.id),
-        endpoint.name !== endpoint.id ? h("span", { class: "muted" }, ` ${endpoint.name}`) : null,
+        endpoint.name !== endpoint.id ? h("span", { class: "muted endpoint-name" }, endpoint.name) : null,
         h("span", { class: "tag" }, endpoint.kind === "queue" ? "queue" : "load-balanced"),
       ),
       h("div", { class: "muted small mono" }, endpoint.path),

@@ -169,7 +169,7 @@ export class JobsView {
         class: job.id === this.selected ? "selected" : undefined,
         onclick: () => this.showJob(job.id),
       },
-      h("td", { class: "mono job-id" }, job.id),
+      h("td", { class: "mono job-id", title: job.id }, job.id),
       h("td", {}, job.endpointId, job.sync ? h("span", { class: "tag" }, "sync") : null),
       h("td", {}, h("span", { class: `status ${STATUS_CLASS[job.status]}` }, job.status)),
       h("td", { class: "num" }, clock(job.createdAt)),
@@ -202,6 +202,8 @@ export class JobsView {
     clear(this.detail);
     this.detail.hidden = false;
     this.detail.append(h("p", { class: "muted" }, `Loading ${id}…`));
+    // The detail sits below the table: bring it into view, or a click seems to do nothing.
+    this.detail.scrollIntoView({ block: "start", behavior: "smooth" });
     try {
       const job = await this.api.request<ConsoleJobDetail>(`/console/api/jobs/${encodeURIComponent(id)}`);
       if (this.selected !== id) return;

@@ -1,3 +1,4 @@
+// The circuit breaker outgoing calls share: one per target URL, opened by consecutive failures.
 import type { Logger } from "../log/index.js";
 
 /** Milliseconds since an epoch; tests pass a fake one to move time by hand. */

@@ -1,3 +1,4 @@
+// Stopping a worker process: SIGTERM then SIGKILL, reaching a container's processes too.
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -43,7 +44,8 @@ function descendants(pid: number): number[] {
   return out;
 }
 
-function signal(child: ChildProcess, name: NodeJS.Signals): void {
+/** Signals the child, and every process of its container when it runs one. */
+export function signal(child: ChildProcess, name: NodeJS.Signals): void {
   if (containerRuns.has(child) && child.pid !== undefined) {
     const pids = [...new Set([...(tracked.get(child) ?? []), ...descendants(child.pid)])];
     tracked.set(child, pids);
@@ -65,4 +67,27 @@ export function terminate(child: ChildProcess, exited: Promise<unknown>, graceMs
   const killer = setTimeout(() => signal(child, "SIGKILL"), graceMs);
   killer.unref();
   void exited.then(() => clearTimeout(killer));
+}
+
+/** SIGKILL now: the user asked a second time, or the worker cannot run its drain. */
+export function kill(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  signal(child, "SIGKILL");
+}
+
+/**
+ * The container's own first process below the tool that runs it (buildah run's helpers skipped): the one a
+ * `docker run` signal reaches, which passes it on to its children if it is an init such as tini.
+ */
+export function containerEntry(child: ChildProcess): number | undefined {
+  if (child.pid === undefined) return undefined;
+  return descendants(child.pid).find((pid) => {
+    try {
+      // argv[0], not comm: buildah re-executes itself from a memfd, so its helpers' comm is "memfd:…".
+      const argv0 = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "";
+      return !/^(buildah|podman|conmon|crun|runc)/.test(argv0.split("/").pop() ?? "");
+    } catch {
+      return false;
+    }
+  });
 }

@@ -3,11 +3,11 @@
 // the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../../errors.js";
+import type { EndpointState } from "../state/endpoint.js";
+import { isTerminal, type JobRecord } from "../state/jobs.js";
 import type { PlatformContext } from "./context.js";
-import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
-import { isTerminal, type JobRecord } from "./jobs.js";
 
 /** Bodies up to the /runsync limit (docs/protocol.md §11). */
 const BODY_LIMIT = 20 * 1024 * 1024;

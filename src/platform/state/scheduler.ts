@@ -1,4 +1,5 @@
-import type { Logger } from "../log/index.js";
+// The platform's scheduler: every endpoint's jobs from queue to worker to done, timeouts, cancels, retries.
+import type { Logger } from "../../log/index.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
 import { newJobId } from "./ids.js";
 import {
@@ -53,6 +54,14 @@ type JobListener = (job: JobRecord) => void;
 const UNREPORTED_PINGS = 2;
 /** A job taken this recently may be missing from a ping that crossed its job-take answer. */
 const UNREPORTED_GRACE_MS = 1000;
+/**
+ * A worker whose event loop is alive polls job-stop again at once after a stop; one that has not within
+ * this long is blocked in a handler (CPU-bound work ignores the abort signal) and is replaced.
+ */
+export const STUCK_AFTER_STOP_MS = 3000;
+
+/** A worker that did not come back after a stop: its id and the stopped job it is still running. */
+export type StuckListener = (endpoint: EndpointState, workerId: string, jobId: string) => void;
 
 /**
  * The job lifecycle of every endpoint: queue → taken by a worker → done, with the execution timeout,
@@ -65,6 +74,7 @@ export class Scheduler {
   private readonly closing = new AbortController();
   private readonly terminalListeners = new Set<JobListener>();
   private readonly queuedListeners = new Set<(endpoint: EndpointState) => void>();
+  private readonly stuckListeners = new Set<StuckListener>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -301,6 +311,8 @@ export class Scheduler {
     signal: AbortSignal,
   ): Promise<string[]> {
     const worker = endpoint.worker(workerId);
+    // A new poll: the worker's event loop is alive and has seen every stop sent before.
+    for (const [jobId, at] of worker.stoppedAt) if (at <= this.now()) worker.stoppedAt.delete(jobId);
     if (worker.stops.length > 0) return Promise.resolve(worker.stops.splice(0));
     return longPoll<string[]>(waitMs, [signal, this.closing.signal], [], (deliver) => {
       const wake = () => deliver(worker.stops.splice(0));
@@ -379,6 +391,12 @@ export class Scheduler {
   // ---- events ----------------------------------------------------------------------------------
 
   /** Called once per job each time it reaches a terminal state (webhooks, logs). */
+  /** Called for a worker still silent STUCK_AFTER_STOP_MS after one of its jobs was stopped. */
+  onStuck(listener: StuckListener): () => void {
+    this.stuckListeners.add(listener);
+    return () => this.stuckListeners.delete(listener);
+  }
+
   onTerminal(listener: JobListener): () => void {
     this.terminalListeners.add(listener);
     return () => this.terminalListeners.delete(listener);
@@ -434,9 +452,13 @@ export class Scheduler {
     error?: string,
   ): void {
     const worker = job.workerId === undefined ? undefined : endpoint.workers.get(job.workerId);
+    // Progress shown while it ran is not its output.
+    delete job.output;
+    job.hasOutput = false;
     this.finish(endpoint, job, status, error === undefined ? {} : { error });
     if (worker) {
       worker.stops.push(job.id);
+      worker.stoppedAt.set(job.id, this.now());
       worker.wakeStop?.();
     }
   }
@@ -516,6 +538,11 @@ export class Scheduler {
     const now = this.now();
     for (const endpoint of this.endpoints.values()) {
       for (const worker of [...endpoint.workers.values()]) {
+        for (const [jobId, at] of worker.stoppedAt) {
+          if (now - at < STUCK_AFTER_STOP_MS) continue;
+          worker.stoppedAt.delete(jobId);
+          for (const listener of this.stuckListeners) listener(endpoint, worker.id, jobId);
+        }
         if (worker.openPolls > 0 || now - worker.lastSeen <= this.options.workerLostMs) continue;
         if (worker.jobs.size > 0) this.workerGone(endpoint, worker.id, "stopped pinging");
         else endpoint.workers.delete(worker.id);

@@ -1,8 +1,9 @@
+// The platform's client API (/run, /runsync, /status, /stream, /cancel, /health) with its body limits.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { EndpointState } from "../state/endpoint.js";
+import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "../state/jobs.js";
 import type { PlatformContext } from "./context.js";
-import type { EndpointState } from "./endpoint.js";
 import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitParam } from "./http.js";
-import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "./jobs.js";
 
 /** The platform's payload limits (docs/protocol.md §11): /run 10 MB, /runsync 20 MB. */
 export const RUN_BODY_LIMIT = 10 * MB;

@@ -1,10 +1,11 @@
+// The worker processes the platform runs for an endpoint: started, scaled, relayed to its log, restarted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { Logger } from "../log/index.js";
-import type { EndpointState } from "./endpoint.js";
-import { newShortId } from "./ids.js";
-import type { Scheduler } from "./scheduler.js";
-import { markContainerRun, terminate } from "./terminate.js";
+import type { Logger } from "../../log/index.js";
+import type { EndpointState } from "../state/endpoint.js";
+import { newShortId } from "../state/ids.js";
+import type { Scheduler } from "../state/scheduler.js";
+import { kill, markContainerRun, terminate } from "./terminate.js";
 
 export interface PoolOptions {
   endpoint: EndpointState;
@@ -69,6 +70,8 @@ export function relayLine(line: string, fallback: Level, log: Logger): void {
 
 /** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
 const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
+/** A worker blocked in a stopped job gets this long between SIGTERM and SIGKILL: its drain cannot run. */
+const STUCK_STOP_GRACE_MS = 1_000;
 
 /** A spawned worker process as the exit bookkeeping sees it. */
 interface ExitingWorker {
@@ -126,6 +129,7 @@ export class WorkerPool {
   private readonly processes = new Map<string, WorkerProcess>();
   private readonly timer: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeStuck: () => void;
   private readonly exits: WorkerExits;
   private closed = false;
 
@@ -133,6 +137,17 @@ export class WorkerPool {
     this.exits = new WorkerExits(options.log);
     this.unsubscribe = options.scheduler.onQueued((endpoint) => {
       if (endpoint === options.endpoint) this.scale();
+    });
+    this.unsubscribeStuck = options.scheduler.onStuck((endpoint, workerId, jobId) => {
+      const worker = endpoint === options.endpoint ? this.processes.get(workerId) : undefined;
+      if (!worker || worker.stopping) return;
+      options.log
+        .child({ subject: workerId })
+        .warn(
+          `Worker:${workerId} | still running stopped job ${jobId} (its handler blocks the event loop, so the abort signal cannot reach it); replacing the worker`,
+        );
+      this.stop(worker, STUCK_STOP_GRACE_MS);
+      this.scale();
     });
     this.timer = setInterval(() => this.scale(), options.tickMs ?? 250);
     this.timer.unref();
@@ -180,8 +195,14 @@ export class WorkerPool {
     this.closed = true;
     clearInterval(this.timer);
     this.unsubscribe();
+    this.unsubscribeStuck();
     for (const worker of this.processes.values()) this.stop(worker);
     await Promise.all([...this.processes.values()].map((p) => p.exited));
+  }
+
+  /** Kills every worker process now, jobs in flight or not (a second Ctrl-C). */
+  killAll(): void {
+    for (const worker of this.processes.values()) kill(worker.child);
   }
 
   /** Brings the number of workers in line with the queue. */
@@ -267,11 +288,11 @@ export class WorkerPool {
     });
   }
 
-  private stop(worker: WorkerProcess): void {
+  private stop(worker: WorkerProcess, graceMs = this.options.stopGraceMs): void {
     if (worker.stopping) return;
     worker.stopping = true;
     this.options.scheduler.drain(this.endpoint, worker.id);
-    terminate(worker.child, worker.exited, this.options.stopGraceMs);
+    terminate(worker.child, worker.exited, graceMs);
   }
 
   private exited(worker: WorkerProcess, code: number | null, signal: NodeJS.Signals | null): void {

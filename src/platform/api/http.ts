@@ -1,10 +1,11 @@
+// What the platform's HTTP routes share: error answers, JSON parsing, key checks, ?wait= and size limits.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { FlashError, isFlashError } from "../errors.js";
-import { drainRequest } from "../http/drain.js";
-import type { Logger } from "../log/index.js";
-import type { EndpointState } from "./endpoint.js";
-import type { Scheduler } from "./scheduler.js";
+import { FlashError, isFlashError } from "../../errors.js";
+import { drainRequest } from "../../http/drain.js";
+import type { Logger } from "../../log/index.js";
+import type { EndpointState } from "../state/endpoint.js";
+import type { Scheduler } from "../state/scheduler.js";
 
 /** An error with the HTTP status to answer it with; the body is `{"error": message}`. */
 export class HttpError extends FlashError {

@@ -1,25 +1,29 @@
 // The worker API's calls as functions: the HTTP routes (worker-api.ts) and an in-process worker (--rp_serve_api) share them.
+
+import type { EndpointState } from "../state/endpoint.js";
+import type { JobRecord } from "../state/jobs.js";
+import type { PostOutcome, ResultBody } from "../state/scheduler.js";
 import type { PlatformContext } from "./context.js";
-import type { EndpointState } from "./endpoint.js";
 import { HttpError, MB } from "./http.js";
-import type { JobRecord } from "./jobs.js";
-import type { PostOutcome, ResultBody } from "./scheduler.js";
 
 /** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (docs/protocol.md §11). */
 export const RESULT_BODY_LIMIT = 20 * MB;
 export const STREAM_BODY_LIMIT = 1 * MB;
 
-/** The job object a worker receives: what the platform sends on job-take (docs/protocol.md §4.1). */
+/** The job object a worker receives: what the platform sends on job-take, the request's fields kept (docs/protocol.md §4.1). */
 export interface TakenJob {
   id: string;
   input: unknown;
+  webhook?: string;
   s3Config?: Record<string, string>;
 }
 
-export const takenJob = (job: JobRecord): TakenJob =>
-  job.s3Config === undefined
-    ? { id: job.id, input: job.input }
-    : { id: job.id, input: job.input, s3Config: job.s3Config };
+export const takenJob = (job: JobRecord): TakenJob => ({
+  id: job.id,
+  input: job.input,
+  ...(job.webhook === undefined ? {} : { webhook: job.webhook }),
+  ...(job.s3Config === undefined ? {} : { s3Config: job.s3Config }),
+});
 
 /** What job-done and job-stream answer: the job's status, and `ignored` for a harmless repeat. */
 export interface PostAnswer {

@@ -1,3 +1,4 @@
+// The platform's worker API (job-take, job-done, stream, job-stop, ping) as runpod-python calls it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PlatformContext } from "./context.js";
 import { addJsonParser, checkKey, clientGone, HttpError } from "./http.js";

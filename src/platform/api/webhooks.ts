@@ -1,6 +1,8 @@
-import { WEBHOOK_RETRY, withRetry } from "../http/retry.js";
-import { describeError, type Logger } from "../log/index.js";
-import type { JobRecord } from "./jobs.js";
+// Webhook delivery: each finished job posted to its webhook URL with the platform's retry policy.
+import { describeAnswer, describeFailure, HttpClient, type HttpRequest } from "../../http/client.js";
+import { WEBHOOK_RETRY } from "../../http/retry.js";
+import type { Logger } from "../../log/index.js";
+import type { JobRecord } from "../state/jobs.js";
 
 export interface WebhookOptions {
   /** Deliveries tried in all, the first included. */
@@ -32,11 +34,20 @@ export function webhookBody(job: JobRecord): Record<string, unknown> {
 export class WebhookSender {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closing = new AbortController();
+  private readonly http: HttpClient;
 
   constructor(
     private readonly options: WebhookOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    const { attempts, retryDelayMs } = options;
+    this.http = new HttpClient({
+      retry: { attempts, baseMs: retryDelayMs, maxMs: retryDelayMs },
+      // The receiver must answer 2xx: any other answer is tried again.
+      retryStatus: () => true,
+      onRetry: (request, problem, attempt) => this.warn(request, problem, attempt, false),
+    });
+  }
 
   send(job: JobRecord): void {
     if (!job.webhook) return;
@@ -53,40 +64,36 @@ export class WebhookSender {
 
   private async deliver(url: string, jobId: string, body: string): Promise<void> {
     if (this.closing.signal.aborted) return;
-    const log = this.log.child({ requestId: jobId });
-    const { attempts, retryDelayMs } = this.options;
-    const warn = (problem: string, attempt: number, last: boolean) =>
-      log.warn(
-        `Webhook to ${url} failed (attempt ${attempt} of ${attempts}): ${problem}${last ? "; giving up" : ""}`,
+    const request: HttpRequest = {
+      method: "POST",
+      url,
+      headers: { "content-type": "application/json" },
+      body,
+      timeoutMs: this.options.timeoutMs,
+      signal: this.closing.signal,
+      what: "Webhook",
+      id: jobId,
+    };
+    let problem: string;
+    try {
+      const answer = await this.http.send(request);
+      if (answer.response.ok) {
+        this.log.child({ requestId: jobId }).debug(`Webhook delivered to ${url}`);
+        return;
+      }
+      problem = describeAnswer(answer);
+    } catch (err) {
+      problem = describeFailure(err);
+    }
+    // Closing cut the retries short: not a delivery that gave up.
+    if (!this.closing.signal.aborted) this.warn(request, problem, this.options.attempts, true);
+  }
+
+  private warn(request: HttpRequest, problem: string, attempt: number, last: boolean): void {
+    this.log
+      .child({ requestId: request.id })
+      .warn(
+        `Webhook to ${request.url} failed (attempt ${attempt} of ${this.options.attempts}): ${problem}${last ? "; giving up" : ""}`,
       );
-    await withRetry(
-      { attempts, baseMs: retryDelayMs, maxMs: retryDelayMs },
-      async () => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body,
-          signal: AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.options.timeoutMs)]),
-        });
-        await response.body?.cancel();
-        return response.status;
-      },
-      (outcome) => {
-        if (!outcome.ok) return describeError(outcome.error);
-        if (outcome.value >= 200 && outcome.value < 300) {
-          log.debug(`Webhook delivered to ${url}`);
-          return undefined;
-        }
-        return `HTTP ${outcome.value}`;
-      },
-      {
-        signal: this.closing.signal,
-        onRetry: (problem, attempt) => warn(problem, attempt, false),
-        exhausted: (problem, attempt) => {
-          if (attempt === attempts) warn(problem, attempt, true);
-          return 0;
-        },
-      },
-    );
   }
 }

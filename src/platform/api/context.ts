@@ -1,6 +1,7 @@
-import type { Logger } from "../log/index.js";
-import type { EndpointState } from "./endpoint.js";
-import type { Scheduler } from "./scheduler.js";
+// What the platform's HTTP routes share: scheduler, API key, logger and long-poll hold time.
+import type { Logger } from "../../log/index.js";
+import type { EndpointState } from "../state/endpoint.js";
+import type { Scheduler } from "../state/scheduler.js";
 
 /** What the HTTP routes share: the scheduler, the key, and how long long-polls are held. */
 export interface PlatformContext {

@@ -1,3 +1,4 @@
+// One endpoint on the platform: its settings, queue, workers and the counters /health reports.
 import type { JobRecord } from "./jobs.js";
 
 /** A worker's argv from the environment it must run with; the spawned process itself gets this one's env. */
@@ -23,6 +24,10 @@ export interface EndpointConfig {
   launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;
+  /** The handler's test_input.json (a job body with "input"), for the console's playground. */
+  sample?: string;
+  /** Its handler is chat-completion compatible (openaiCompatible()): the console offers a chat form. */
+  openaiCompatible?: boolean;
 }
 
 export const ENDPOINT_DEFAULTS = {
@@ -53,6 +58,8 @@ export interface WorkerRecord {
   draining?: boolean;
   /** Held jobs its pings have left out, and how many pings in a row. */
   unreported: Map<JobRecord, number>;
+  /** Jobs stopped from the platform side (cancel, timeout), by id: when, until its next job-stop poll shows it alive. */
+  stoppedAt: Map<string, number>;
 }
 
 /** Counters /health reports. */
@@ -94,6 +101,7 @@ export class EndpointState {
         stops: [],
         idleSince: now,
         unreported: new Map(),
+        stoppedAt: new Map(),
       };
       this.workers.set(id, worker);
     }

@@ -1,0 +1,172 @@
+// The one way flash-worker calls out over HTTP: fetch with a deadline per attempt, withRetry on connection
+// failures and overloaded answers, and the target's circuit breaker; callers turn answers into their own errors.
+import type { CircuitBreaker } from "./breaker.js";
+import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
+
+/** Overloaded or timed-out answers that a repeat may fix, as the RunPod APIs send them. */
+export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+
+export interface HttpRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Deadline of one attempt; none for a stream that lasts as long as the caller wants. */
+  timeoutMs?: number;
+  /** Aborting ends the attempt under way and the waits between attempts. */
+  signal?: AbortSignal;
+  /** Names the call in logs and errors, e.g. "POST /run" or "Result post". */
+  what: string;
+  /** The job the call is for, when there is one (for logs and errors). */
+  id?: string;
+  /** False for a call that must not be repeated once answered (a create): only connection failures are retried. */
+  idempotent?: boolean;
+}
+
+/** An answer with its body read as text. */
+export interface HttpAnswer {
+  response: Response;
+  text: string;
+}
+
+/** A target's circuit breaker and the caller's error while it is open. */
+export interface Circuit {
+  breaker: CircuitBreaker;
+  openError: (retryInMs: number, failures: number) => Error;
+}
+
+export interface HttpClientOptions {
+  retry: RetryPolicy;
+  /** Non-2xx answers worth another attempt; connection failures always are. */
+  retryStatus: (status: number) => boolean;
+  fetch?: typeof fetch;
+  /** Checked before each call and told how it went: failures are connection errors, 5xx and retryable answers. */
+  circuit?: Circuit;
+  /** Told before each wait, to log it. */
+  onRetry?: (request: HttpRequest, reason: string, attempt: number, waitMs: number) => void;
+  /** The caller's error once every attempt failed to connect; without it, the last failure as fetch threw it. */
+  unreachable?: (request: HttpRequest, cause: unknown, attempts: number) => Error;
+}
+
+/** Sends requests for one caller with its retry policy, retryable answers, breaker and errors, fixed once. */
+export class HttpClient {
+  readonly retry: RetryPolicy;
+  private readonly doFetch: typeof fetch;
+
+  constructor(private readonly options: HttpClientOptions) {
+    this.retry = options.retry;
+    this.doFetch = options.fetch ?? fetch;
+  }
+
+  /** One attempt, no retries, the body left unread (its deadline runs on while it is read): streams, best-effort calls. */
+  open(request: HttpRequest): Promise<Response> {
+    const { signal, timeoutMs } = request;
+    const deadline = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    return this.doFetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal: signal && deadline ? AbortSignal.any([signal, deadline]) : (signal ?? deadline),
+    });
+  }
+
+  /**
+   * Sends `request` until an answer stands or the attempts are spent; resolves with the last answer whatever
+   * its status (the caller maps non-2xx to its error), rejects with `unreachable`'s error or the breaker's.
+   */
+  async send(request: HttpRequest): Promise<HttpAnswer> {
+    const { circuit, onRetry } = this.options;
+    if (circuit) {
+      const admission = circuit.breaker.admit();
+      if (!admission.allowed) throw circuit.openError(admission.retryInMs, admission.failures);
+    }
+    let attempts = 0;
+    let answer: HttpAnswer;
+    try {
+      answer = await withRetry(
+        this.retry,
+        (attempt) => {
+          attempts = attempt;
+          return this.attempt(request);
+        },
+        (outcome) => this.classify(request, outcome),
+        {
+          signal: request.signal,
+          onRetry: onRetry && ((reason, attempt, waitMs) => onRetry(request, reason, attempt, waitMs)),
+        },
+      );
+    } catch (error) {
+      circuit?.breaker.failure();
+      throw this.options.unreachable ? this.options.unreachable(request, error, attempts) : error;
+    }
+    if (circuit) {
+      const { status } = answer.response;
+      if (status >= 500 || this.options.retryStatus(status)) circuit.breaker.failure();
+      else circuit.breaker.success();
+    }
+    return answer;
+  }
+
+  private async attempt(request: HttpRequest): Promise<HttpAnswer> {
+    const { signal, timeoutMs } = request;
+    const limit = timeoutMs === undefined ? undefined : deadline(timeoutMs, signal);
+    try {
+      const response = await this.doFetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: limit ? limit.signal : signal,
+      });
+      // A body cut off midway is a lost answer, retried as a dropped connection is.
+      return { response, text: await response.text() };
+    } finally {
+      limit?.clear();
+    }
+  }
+
+  private classify(request: HttpRequest, outcome: Outcome<HttpAnswer>): string | undefined {
+    if (!outcome.ok) return describeFailure(outcome.error);
+    const { response } = outcome.value;
+    if (response.ok || request.idempotent === false || !this.options.retryStatus(response.status)) {
+      return undefined;
+    }
+    return describeAnswer(outcome.value);
+  }
+}
+
+/**
+ * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
+ * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
+ * signal keeps track of until they are collected.
+ */
+export function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** "503 Service Unavailable: <start of the body>". */
+export function describeAnswer({ response, text }: HttpAnswer): string {
+  return `${response.status} ${response.statusText}${text ? `: ${text.slice(0, 300)}` : ""}`;
+}
+
+/** What a failed fetch says: undici hides the socket error ("fetch failed") in `cause`, which is what happened. */
+export function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const inner = err.cause instanceof Error ? err.cause : undefined;
+  if (!inner) return err.message;
+  const code = (inner as { code?: unknown }).code;
+  return `${inner.message}${typeof code === "string" && !inner.message.includes(code) ? ` (${code})` : ""}`;
+}
