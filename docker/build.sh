@@ -264,6 +264,15 @@ expect_in() {
     echo "(exit code $?)"
     return 1
   }
+  # Seen once under load: `buildah run` exited 0 having printed nothing at all; say so and try once more.
+  if [[ -z $out ]]; then
+    echo "(no output at all; running it once more)"
+    out=$("$@" 2>&1) || {
+      printf '%s\n' "$out"
+      echo "(exit code $?)"
+      return 1
+    }
+  fi
   printf '%s\n' "$out"
   grep -qF -- "$needle" <<<"$out" || {
     echo "expected to find: $needle"

@@ -1,3 +1,4 @@
+// This package's version, read once from package.json.
 import { readFileSync } from "node:fs";
 
 /** This package's version, sent where runpod-python sends its SDK version (`runpod_version`). */

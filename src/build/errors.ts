@@ -1,3 +1,4 @@
+// The build's one error (BuildError) and the sizes its messages and `flash build` print.
 import { FlashError } from "../errors.js";
 /** A build that cannot go on; the message says what to change (docs/design.md §4.4: tests assert it). */
 export class BuildError extends FlashError {

@@ -1,3 +1,4 @@
+// `flash build`: bundles the app into .flash/artifact.tar.gz and prints its endpoints and size.
 import { relative } from "node:path";
 import { buildArtifact, formatSize } from "../build/index.js";
 import { toolkitLogger } from "../client/log.js";

@@ -1,3 +1,4 @@
+// `flash deploy`: the command line of deployApp(): image, registry and API options in, a summary out.
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { connectApi } from "../deploy/connect.js";

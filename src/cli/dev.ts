@@ -1,3 +1,4 @@
+// `flash dev`: the local platform with workers running each handler file, restarted when a source changes.
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
 import { createLogger, type Logger } from "../log/index.js";
@@ -111,6 +112,7 @@ export async function run(args: string[]): Promise<number> {
       workers: config.localWorkers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
+      ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
     };
     apps.push({ file, id, app, endpoint });
   }

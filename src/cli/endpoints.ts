@@ -1,3 +1,4 @@
+// `flash endpoints`: the account's serverless endpoints and their workers, as a table.
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { connectApi } from "../deploy/connect.js";

@@ -1,9 +1,10 @@
+// `flash login`: an API key asked for or given, checked against the REST API, saved in ~/.runpod/config.toml.
 import { createInterface } from "node:readline";
 import { saveApiKey } from "../client/credentials.js";
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { apiErrorSentence } from "../deploy/errors.js";
-import { type ApiError, DEFAULT_API_URL, RestClient } from "../deploy/rest-client.js";
+import { DEFAULT_API_URL, isApiError, RestClient } from "../deploy/rest-client.js";
 import { isFlashError } from "../errors.js";
 import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
@@ -75,8 +76,7 @@ export async function run(args: string[]): Promise<number> {
         `✓ The API at ${api.url} accepted the key (${endpoints.length} endpoint(s) on the account).\n`,
       );
     } catch (err) {
-      if (isFlashError(err, "API_HTTP"))
-        return fail(`${apiErrorSentence(err as ApiError, "the key", api.url)}. Nothing saved.`);
+      if (isApiError(err)) return fail(`${apiErrorSentence(err, "the key", api.url)}. Nothing saved.`);
       if (isFlashError(err, "API_UNREACHABLE")) {
         return fail(`${err.message}. Nothing saved; to save the key without checking it, pass --no-verify.`);
       }

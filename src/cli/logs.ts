@@ -1,3 +1,4 @@
+// `flash logs`: a deployed endpoint's worker logs, all workers or one, read once or followed.
 import { toolkitLogger } from "../client/log.js";
 import { ConfigError } from "../config/index.js";
 import { connectApi } from "../deploy/connect.js";

@@ -1,3 +1,4 @@
+// `flash run`: one job through the handler, printed, whatever the environment says (the one-shot test).
 import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";

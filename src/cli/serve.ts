@@ -1,3 +1,4 @@
+// `flash serve`: the local platform alone, for workers started elsewhere that point their env at it.
 import { ConfigError } from "../config/index.js";
 import { createLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";

@@ -1,3 +1,4 @@
+// `flash start`: the images' entry; the environment picks queue worker, HTTP server or one-shot test.
 import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
@@ -14,6 +15,10 @@ export const spec: CommandSpec = {
       help: "the local platform in this process with this worker (alias --rp_serve_api)",
     },
     { flag: "--api-port", value: "PORT", help: "its port (alias --rp_api_port; default 8000)" },
+    {
+      flag: "--serve-api-loopback",
+      help: "its worker on the worker protocol over loopback instead of in-process calls",
+    },
     LOG_LEVEL_OPTION,
   ],
   lenient: true,

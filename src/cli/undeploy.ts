@@ -1,3 +1,4 @@
+// `flash undeploy`: deletes endpoints by name or id, or all this app deployed, after asking.
 import { createInterface } from "node:readline";
 import { toolkitLogger } from "../client/log.js";
 import { connectApi } from "../deploy/connect.js";

@@ -1,3 +1,4 @@
+// The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
 import { PayloadTooLargeError } from "../errors.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
 import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";

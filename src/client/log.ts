@@ -1,3 +1,4 @@
+// The toolkit's logger: LOG_LEVEL through the one config parser, text lines on stderr.
 import { OPTIONS, parseConfig } from "../config/index.js";
 import { createLogger, type Logger, type LogLevel } from "../log/index.js";
 

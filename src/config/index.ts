@@ -1,3 +1,4 @@
+// The one config parser: every flag and environment variable the runtime and `flash` read, validated.
 import { FlashError } from "../errors.js";
 import type { LogLevel } from "../log/index.js";
 
@@ -17,6 +18,8 @@ export interface Config {
   /** JSON log lines, as on the platform (RUNPOD_ENDPOINT_ID is set). */
   logJson: boolean;
   serveApi: boolean;
+  /** --serve-api with its worker on the worker protocol over loopback, instead of in this process. */
+  serveApiLoopback: boolean;
   apiHost: string;
   apiPort: number;
   /** The local platform's API key (flash dev/serve --api-key); generated when not given. */
@@ -244,6 +247,7 @@ export const OPTIONS = {
     parse: parseLevel,
   },
   serveApi: { flags: ["--rp_serve_api", "--serve-api"], env: [], boolean: true, parse: flag },
+  serveApiLoopback: { flags: ["--serve-api-loopback"], env: [], boolean: true, parse: flag },
   apiHost: { flags: ["--rp_api_host", "--api-host"], env: [], parse: text },
   apiPort: { flags: ["--rp_api_port", "--api-port"], env: [], parse: integer(0, 65535) },
   localApiKey: { flags: ["--api-key"], env: ["FLASH_API_KEY"], parse: apiKey },
@@ -342,6 +346,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     logLevel: pick("logLevel") ?? "INFO",
     logJson: Boolean(env.RUNPOD_ENDPOINT_ID),
     serveApi: pick("serveApi") ?? false,
+    serveApiLoopback: pick("serveApiLoopback") ?? false,
     apiHost: pick("apiHost") ?? "localhost",
     apiPort: pick("apiPort") ?? 8000,
     localApiKey: pick("localApiKey"),

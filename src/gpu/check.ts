@@ -3,7 +3,7 @@
 import { Cuda } from "./cuda.js";
 import { GpuCheckError } from "./errors.js";
 import type { CudaLibrary } from "./library.js";
-import { runSaxpy } from "./saxpy.js";
+import { runSaxpy, stopwatch } from "./saxpy.js";
 
 export interface CudaCheckOptions {
   /** Bytes allocated, filled and read back on each GPU. */
@@ -72,13 +72,7 @@ function checkDevice(
   now: () => number,
   device: { name: string; computeCapability: string },
 ): DeviceCheck {
-  let t = now();
-  const lap = () => {
-    const at = now();
-    const ms = at - t;
-    t = at;
-    return ms;
-  };
+  const lap = stopwatch(now);
   return cuda.withContext(ordinal, (context) => {
     const contextMs = lap();
     const buffer = context.alloc(options.allocBytes);

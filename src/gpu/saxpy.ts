@@ -75,6 +75,17 @@ export function saxpyInputs(n: number): { x: Float32Array; y: Float32Array } {
   return { x, y };
 }
 
+/** Milliseconds since the last call (or since it was made), for the phase timings of the GPU checks. */
+export function stopwatch(now: () => number): () => number {
+  let t = now();
+  return () => {
+    const at = now();
+    const ms = at - t;
+    t = at;
+    return ms;
+  };
+}
+
 /** Runs SAXPY on n floats in the given context and compares every element with the CPU's answer. */
 export function runSaxpy(
   context: CudaContext,
@@ -84,13 +95,7 @@ export function runSaxpy(
 ): SaxpyResult {
   const { x, y } = saxpyInputs(n);
   const bytes = n * 4;
-  let t = now();
-  const lap = () => {
-    const at = now();
-    const ms = at - t;
-    t = at;
-    return ms;
-  };
+  const lap = stopwatch(now);
   const kernel = context.kernel(SAXPY_PTX, "saxpy");
   const moduleMs = lap();
   const dx = context.alloc(bytes);

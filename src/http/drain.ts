@@ -1,3 +1,4 @@
+// Reading a refused request body to its end, so the client gets the answer instead of a reset connection.
 import type { IncomingMessage } from "node:http";
 
 /** Bodies past this are not read to the end: the connection is closed instead. */

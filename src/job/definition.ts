@@ -1,3 +1,4 @@
+// handler() as data: the queue handler and its options (concurrency, streams, refresh, input schema).
 import type { HandlerFn } from "./types.js";
 import { isStandardSchema, type StandardSchemaV1, withInputSchema } from "./validate.js";
 

@@ -1,3 +1,4 @@
+// A handler's failure as runpod-python reports it: the error payload, its JSON text, Python truthiness.
 import { stackText } from "../log/stack.js";
 import { VERSION } from "../version.js";
 import type { WorkerIdentity } from "./types.js";

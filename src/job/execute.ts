@@ -1,3 +1,4 @@
+// The one job engine: runs a handler on one job (plain, promised or streamed) and shapes its result.
 import type { Logger } from "../log/index.js";
 import { stackText } from "../log/stack.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";

@@ -1,7 +1,5 @@
-/**
- * Finds the first value JSON cannot carry faithfully and names its path, e.g. `output.items[3]`.
- * JSON.stringify would silently turn these into null or {} (or throw without a path), so we check first.
- */
+// The check before a result is sent: JSON.stringify would turn some values into null or {} without a word.
+/** The first value JSON cannot carry faithfully, named by its path (e.g. `output.items[3]`), or undefined. */
 export function findUnsafeJson(value: unknown, path: string): string | undefined {
   const seen = new Set<object>();
   const walk = (v: unknown, at: string, inArray: boolean): string | undefined => {

@@ -1,3 +1,4 @@
+// The shapes of the job engine: raw and handed-out jobs, handler functions, results, the worker's identity.
 import type { Logger } from "../log/index.js";
 
 /** A job exactly as the platform's job-take returned it: `id`, `input` and any other fields. */

@@ -1,3 +1,4 @@
+// The one logger: pino underneath, runpod-python's levels and line formats (text or JSON) on top.
 import { type Level, pino } from "pino";
 
 export { describeError } from "./describe.js";

@@ -6,6 +6,7 @@ import { type DecodeOptions, decode } from "./decode.js";
 import { type EncodeOptions, encode } from "./encode.js";
 import { SerializationError } from "./errors.js";
 import { MAX_PAYLOAD_BASE64_CHARS } from "./limits.js";
+import { setOwn } from "./values.js";
 
 const NOT_ALPHABET = /[^A-Za-z0-9+/=]/g;
 
@@ -64,13 +65,7 @@ export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record
       throw new Error("kwargs must be an object");
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(obj)) {
-      // defineProperty: a "__proto__" key stays an own property instead of replacing the prototype
-      Object.defineProperty(out, k, {
-        value: deserializeArg(v, options),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(out, k, deserializeArg(v, options));
     }
     return out;
   } catch (e) {

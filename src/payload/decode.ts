@@ -31,6 +31,7 @@ import {
   isTuple,
   markTuple,
   PyFloat,
+  setOwn,
   unhashableType,
 } from "./values.js";
 
@@ -175,13 +176,6 @@ function intern(s: string): string {
 /** A plain JS object that stands for a Python dict (what EMPTY_DICT and DICT create). */
 function isDictObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
-}
-
-function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  // "__proto__" as a plain assignment would replace the object's prototype; define it as data instead
-  if (key === "__proto__")
-    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
-  else obj[key] = value;
 }
 
 /**

@@ -1,7 +1,5 @@
+// The payload codec: pickle for remote functions (docs/toolkit.md §2–§3), base64 limits, a pure dispatcher.
 /**
- * Payload codec and remote functions: pickle decoding and encoding for the remote-function toolkit
- * (docs/toolkit.md §2–§3), base64 limits with the document's messages, and a pure dispatcher.
- *
  * Python ↔ JS value mapping (decode → encode gives Python back the same value and type):
  *
  * | Python                     | JS (decoded)                                   | encoded from                               |

@@ -2,7 +2,7 @@
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
 import { MAX_DEPTH } from "./limits.js";
-import { isPyFloat } from "./values.js";
+import { isPyFloat, setOwn } from "./values.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -46,19 +46,14 @@ export function toJson(value: unknown): Json {
       const o: Record<string, Json> = {};
       for (const [k, x] of v) {
         const key = typeof k === "string" ? k : JSON.stringify(walk(k, depth + 1));
-        Object.defineProperty(o, key, {
-          value: walk(x, depth + 1),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        setOwn(o, key, walk(x, depth + 1));
       }
       out = o;
     } else {
       const o: Record<string, Json> = {};
       for (const k of Object.keys(v)) {
         const x = walk((v as Record<string, unknown>)[k], depth + 1);
-        Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
+        setOwn(o, k, x);
       }
       out = o;
     }

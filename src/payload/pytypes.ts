@@ -1,7 +1,16 @@
 // Python types a remote function declares for its parameters and return value ("float", "list[float]",
 // "dict[str, int]", "tuple[int, str]", "float | None", or { field: type } for a record): arguments are
 // checked and arrive as plain JS values, and declared floats go back to Python as floats.
-import { asFrozenSet, asTuple, isFrozenSet, isPyFloat, isTuple, PyFloat, pythonTypeName } from "./values.js";
+import {
+  asFrozenSet,
+  asTuple,
+  isFrozenSet,
+  isPyFloat,
+  isTuple,
+  PyFloat,
+  pythonTypeName,
+  setOwn,
+} from "./values.js";
 
 /** A Python type as written in an annotation, or a record (a dict with these str keys) as an object. */
 export type PyType = string | { readonly [field: string]: PyType };
@@ -251,7 +260,7 @@ class Converter {
         const out: Record<string, unknown> = {};
         for (const [k, x] of Object.entries(v)) {
           this.run(k, node.key, `${where} key`);
-          own(out, k, this.run(x, node.value, `${where}['${k}']`));
+          setOwn(out, k, this.run(x, node.value, `${where}['${k}']`));
         }
         return out;
       }
@@ -260,7 +269,7 @@ class Converter {
         const out: Record<string, unknown> = {};
         for (const [k, x] of Object.entries(v)) {
           const field = node.fields.get(k);
-          own(out, k, field === undefined ? x : this.run(x, field, `${where}['${k}']`));
+          setOwn(out, k, field === undefined ? x : this.run(x, field, `${where}['${k}']`));
         }
         return out;
       }
@@ -284,9 +293,4 @@ function isPlainRecord(v: object): v is Record<string, unknown> {
     Array.isArray(v) ||
     isPyFloat(v)
   );
-}
-
-/** An own property even for "__proto__", as the decoder keeps it. */
-function own(out: Record<string, unknown>, k: string, value: unknown): void {
-  Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -9,6 +9,7 @@ import { toJson } from "./json.js";
 import { convert, type PyType, parsePyType, TypeMismatch, type TypeNode } from "./pytypes.js";
 import { missingArgumentsMessage, parameterNames } from "./signature.js";
 import type { FunctionRequest, FunctionResponse, InstanceInfo } from "./types.js";
+import { setOwn } from "./values.js";
 
 /** Any function; parameters are typed by the user, so the registry accepts every signature. */
 export type RemoteFunction = (...args: never[]) => unknown;
@@ -199,12 +200,7 @@ export class RemoteDispatcher {
     const decoded = list.map((a) => deserializeArg(a, options));
     const named: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(dict)) {
-      Object.defineProperty(named, k, {
-        value: deserializeArg(v, options),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(named, k, deserializeArg(v, options));
     }
     return [decoded, named];
   }

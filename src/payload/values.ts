@@ -23,6 +23,13 @@ export class PyFloat {
 }
 Object.defineProperty(PyFloat.prototype, BRAND, { value: true });
 
+/** A dict key as an own data property: "__proto__" too, which plain assignment would take as the prototype. */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
+}
+
 /** True for a PyFloat of any copy of the package (the brand is on every copy's prototype). */
 export function isPyFloat(value: unknown): value is PyFloat {
   return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;

@@ -1,3 +1,4 @@
+// The curl line `flash dev` and `flash serve` print: /runsync with the key and a sample input.
 import type { Platform } from "./server.js";
 
 /** Single-quotes text for a POSIX shell. */

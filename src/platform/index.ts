@@ -1,5 +1,13 @@
 // The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports src/worker.
 
+export { bodyTooLarge, HttpError } from "./api/http.js";
+export {
+  RESULT_BODY_LIMIT,
+  STREAM_BODY_LIMIT,
+  type TakenJob,
+  takenJob,
+  type WorkerCalls,
+} from "./api/worker-calls.js";
 export { curlCommand, shellQuote } from "./curl.js";
 export { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 export {

@@ -1,3 +1,4 @@
+// startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { dirname, join, resolve } from "node:path";
@@ -13,6 +14,7 @@ import { errorHandler } from "./api/http.js";
 import { openaiApi } from "./api/openai.js";
 import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webhooks.js";
 import { workerApi } from "./api/worker-api.js";
+import { type WorkerCalls, workerCalls } from "./api/worker-calls.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
 import type { CatalogGpu } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
@@ -87,6 +89,8 @@ export interface Platform {
   lb: LbEndpoints;
   /** The environment that points a worker at this platform (docs/protocol.md §2.1). */
   workerEnv(endpointId: string, workerId: string): Record<string, string>;
+  /** The worker API as calls in this process, for a worker that runs here (--rp_serve_api). */
+  workerCalls(endpointId: string, workerId: string): WorkerCalls;
   /** Stops accepting requests, ends long-polls, stops the workers, waits for webhooks under way. */
   close(): Promise<void>;
   /** Kills every worker process now, without the grace period close() gives jobs in flight. */
@@ -373,6 +377,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     createLbEndpoint,
     lb,
     workerEnv,
+    workerCalls: (endpointId, workerId) => workerCalls(ctx, endpointId, workerId),
     killWorkers() {
       for (const pool of pools.values()) pool.killAll();
       for (const endpoint of lb.list()) endpoint.killAll();
@@ -418,6 +423,7 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     ...(init.cwd ? { cwd: init.cwd } : {}),
     env: init.env ?? {},
     ...(sample ? { sample } : {}),
+    ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
   };
 }
 

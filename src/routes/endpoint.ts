@@ -1,3 +1,4 @@
+// Endpoint: a serverless endpoint in code, with HTTP routes (load-balanced) or one queue handler.
 import type { IncomingHttpHeaders } from "node:http";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";

@@ -1,3 +1,4 @@
+// Load-balanced mode: the endpoint's routes served on PORT until SIGTERM, then drained.
 import type { Config } from "../config/index.js";
 import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";

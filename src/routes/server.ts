@@ -1,3 +1,4 @@
+// The HTTP server of a load-balanced endpoint: /ping, the routes, their arguments, answers and timeouts.
 import Fastify, {
   type FastifyError,
   type FastifyInstance,

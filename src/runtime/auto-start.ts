@@ -1,3 +1,4 @@
+// `node handler.js` with no `flash`: registering an app starts the runtime unless something claims it first.
 import { registry } from "./registry.js";
 
 /**

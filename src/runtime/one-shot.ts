@@ -1,3 +1,4 @@
+// The one-shot local test: the test job from --test_input or test_input.json, run once, printed.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.js";

@@ -1,3 +1,4 @@
+// The process-wide registry of the app the user's code registered, shared by every copy of the package.
 import type { HandlerDefinition } from "../job/definition.js";
 import type { RemoteTarget } from "../payload/remote.js";
 import type { Endpoint } from "../routes/endpoint.js";

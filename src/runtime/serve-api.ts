@@ -1,22 +1,32 @@
+// `--rp_serve_api`: the local platform in this process, with this process's handler as its only worker.
 import { type Config, parseConfig } from "../config/index.js";
 import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
+import type { PlatformClient } from "../worker/client.js";
+import { inProcessClient } from "./in-process-client.js";
 
 const ENDPOINT_ID = "local";
 const WORKER_ID = "local-worker";
 
 /**
  * `--rp_serve_api` (runpod-python's habit): the local platform on --rp_api_host:--rp_api_port with one
- * endpoint, and this process's handler as its worker, connected over loopback through the same
- * worker protocol as in production. Returns when SIGINT/SIGTERM has drained the worker.
+ * endpoint, and this process's handler as its worker. The worker is the production queue worker (its
+ * concurrency, the job engine, result shaping, progress, the stop channel); it calls the platform's
+ * worker API in-process instead of over loopback HTTP, unless --serve-api-loopback asks for the wire.
+ * Returns when SIGINT/SIGTERM has drained the worker.
  */
 export async function serveApi(
   app: HandlerDefinition,
   config: Config,
   log: Logger,
-  runWorker: (app: HandlerDefinition, config: Config, log: Logger) => Promise<number>,
+  runWorker: (
+    app: HandlerDefinition,
+    config: Config,
+    log: Logger,
+    inProcess?: PlatformClient,
+  ) => Promise<number>,
 ): Promise<number> {
   const platform = await startPlatform({
     // uvicorn's "localhost" is IPv4 loopback.
@@ -40,8 +50,11 @@ export async function serveApi(
       "",
     ].join("\n"),
   );
+  const inProcess = config.serveApiLoopback
+    ? undefined
+    : inProcessClient(platform.workerCalls(ENDPOINT_ID, WORKER_ID), worker.platform);
   try {
-    return await runWorker(app, worker, log);
+    return await runWorker(app, worker, log, inProcess);
   } finally {
     await platform.close();
   }

@@ -1,9 +1,11 @@
+// startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, onShutdownSignal } from "../lifecycle.js";
 import { createLogger, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
+import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
 
 export interface StartOptions {
@@ -15,13 +17,22 @@ export interface StartOptions {
   oneShot?: boolean;
 }
 
-async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logger): Promise<number> {
+/**
+ * The queue worker: take, run, report. `inProcess` is a platform in this process (--rp_serve_api): it is
+ * called directly, and there is no heartbeat, as the worker's open job-stop call already says it is alive.
+ */
+async function runQueueWorker(
+  app: HandlerDefinition,
+  config: Config,
+  log: Logger,
+  inProcess?: PlatformClient,
+): Promise<number> {
   // Loaded on demand so the one-shot path stays light.
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
   const { QueueWorker } = await import("../worker/worker.js");
   const workerLog = log.child({ subject: "worker" });
-  const client = createPlatformClient({ platform: config.platform, log: workerLog });
+  const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
   const { runStartupChecks } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
@@ -38,7 +49,7 @@ async function runQueueWorker(app: HandlerDefinition, config: Config, log: Logge
   const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
-  heartbeat = startHeartbeat(config, workerLog);
+  heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
   // Jobs taken before the thread existed are in its first ping.
   heartbeat?.update(worker.jobIds);
   await running;

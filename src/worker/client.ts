@@ -1,3 +1,4 @@
+// The worker's HTTP client to the platform: take, done, stream, progress, stop and ping, with retries.
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";

@@ -1,3 +1,4 @@
+// The heartbeat: pings with the in-flight job ids from its own thread, so a busy handler cannot stop them.
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config/index.js";
 import type { Logger } from "../log/index.js";

@@ -1,3 +1,4 @@
+// A job's progress updates to the platform: in order, latest wins, never after the result.
 import { findUnsafeJson } from "../job/json-safe.js";
 import type { Logger } from "../log/index.js";
 import type { PlatformClient } from "./client.js";

@@ -1,3 +1,4 @@
+// The platform URLs a worker calls, built from the RUNPOD_WEBHOOK_* templates.
 import type { PlatformConfig } from "../config/index.js";
 
 /**

@@ -1,3 +1,4 @@
+// The queue worker: takes jobs, runs them through the job engine, reports them, drains on shutdown.
 import type { Config } from "../config/index.js";
 import { FlashError, isFlashError } from "../errors.js";
 import { sleep } from "../http/retry.js";

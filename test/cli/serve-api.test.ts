@@ -83,12 +83,14 @@ describe("--rp_serve_api", () => {
       const body = (await answer.json()) as { status: string; output: unknown };
       expect(body.status).toBe("COMPLETED");
       expect(body.output).toEqual({ fields: { webhook, s3Config } });
+      // The platform delivers the webhook as well, just after the answer: wait for it before stopping.
+      for (let i = 0; i < 200 && hooks.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     } finally {
       server.child.kill("SIGTERM");
       expect(await server.exited).toBe(0);
       receiver.close();
     }
-    // The platform delivered the webhook as well; the worker only saw it.
+    // The platform delivered the webhook once; the worker only saw it.
     expect(hooks).toHaveLength(1);
   });
 

@@ -8,6 +8,7 @@ describe("parseConfig: flag > env > default", () => {
       logLevel: "INFO",
       logJson: false,
       serveApi: false,
+      serveApiLoopback: false,
       apiHost: "localhost",
       apiPort: 8000,
       gracePeriodMs: 30_000,

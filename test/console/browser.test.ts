@@ -59,7 +59,17 @@ beforeAll(async () => {
         cwd: ROOT,
         workers: [0, 1],
       },
-      { id: "chat", file: join(ROOT, "examples/openai-compatible/handler.ts"), cwd: ROOT, workers: [1, 1] },
+      // flash dev sets this from loading the handler (openaiCompatible()); here the test says so.
+      {
+        id: "chat",
+        file: join(ROOT, "examples/openai-compatible/handler.ts"),
+        cwd: ROOT,
+        workers: [1, 1],
+        openaiCompatible: true,
+      },
+    ],
+    loadBalanced: [
+      { id: "routes", file: join(ROOT, "test/fixtures/lb-routes.ts"), cwd: ROOT, workers: [1, 1] },
     ],
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -253,7 +263,10 @@ describe("console in a browser", () => {
     expect(JSON.parse(await page.inputValue("#pg-body"))).toEqual({
       input: { name: "flash", message: "hello" },
     });
+    // The chat form is for chat-completion endpoints only.
+    expect(await page.locator("#chat-form").isHidden()).toBe(true);
     await page.selectOption("#pg-endpoint", "chat");
+    await visible(page.locator("#chat-form"));
     await page.fill("#chat-input", "hello from the console");
     await page.click("#chat-send");
     await textMatches(page.locator(".bubble.assistant").nth(0), /^assistanthello from the console$/, 30_000);
@@ -268,6 +281,42 @@ describe("console in a browser", () => {
     await page.screenshot({ path: join(ARTIFACTS, "console-playground.png"), fullPage: true });
     await page.close();
   });
+
+  it("calls a load-balanced endpoint's routes from the playground and shows its requests in Metrics", async () => {
+    const page = await newPage();
+    await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
+    await visible(page.locator('[data-endpoint-id="routes"]'));
+    await page.click('nav.tabs [data-tab="playground"]');
+    await page.selectOption("#pg-endpoint", "routes");
+    // A route call: method, path and body; no queue mode, no chat.
+    await visible(page.locator("#pg-path"));
+    expect(await page.locator("#pg-mode").isHidden()).toBe(true);
+    expect(await page.locator("#chat-form").isHidden()).toBe(true);
+    await page.selectOption("#pg-method", "POST");
+    await page.fill("#pg-path", "/sum");
+    await page.fill("#pg-body", JSON.stringify({ a: 2, b: 3 }));
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-http-status"), /^200\b/, 60_000);
+    expect(JSON.parse((await page.locator("#pg-response-body").textContent()) ?? "")).toEqual({ sum: 5 });
+    // A body on a GET is refused before sending; an unknown route shows the worker's 404.
+    await page.selectOption("#pg-method", "GET");
+    await page.fill("#pg-path", "/nope");
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-form .error[role=alert]"), /GET request sends no body/);
+    await page.fill("#pg-body", "");
+    await page.click("#pg-send");
+    await textMatches(page.locator("#pg-http-status"), /^404\b/);
+    await textMatches(page.locator("#pg-response-body"), /GET \/nope/);
+
+    await page.click('nav.tabs [data-tab="metrics"]');
+    const section = page.locator('.metrics[data-endpoint-id="routes"]');
+    await textMatches(section.locator("header"), /200 ×\d+ · 404 ×1/);
+    await textMatches(section.locator("table.lb-requests tbody tr").first(), /GET \/nope\s*404/);
+    await textMatches(section.locator("table.lb-requests tbody"), /POST \/sum\s*200/);
+    await attached(section.locator("svg.plot circle").first());
+    await page.screenshot({ path: join(ARTIFACTS, "console-lb-metrics.png"), fullPage: true });
+    await page.close();
+  }, 90_000);
 
   it("keeps up with a few thousand jobs: the newest 1,000 kept, 50 rows a page", async () => {
     platform.createEndpoint({ id: "bulk" });

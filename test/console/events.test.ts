@@ -10,8 +10,9 @@ import type {
   JobsDelta,
   LogDelta,
   MetricsDelta,
+  RequestsDelta,
 } from "../../src/platform/console/wire.js";
-import { ENDPOINT, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
+import { ENDPOINT, eventually, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { SseClient } from "./sse-client.js";
 
 let t: TestPlatform;
@@ -196,6 +197,42 @@ describe("console event stream", () => {
     expect(snapshot.metrics.series[ENDPOINT]?.reduce((n, b) => n + b.requests, 0)).toBe(3_000);
   });
 
+  it("counts on the card only the finished jobs the platform holds: a failed /runsync job leaves both together", async () => {
+    const stream = await events();
+    await stream.next("snapshot");
+    // /runsync jobs that finish from now on are kept 1 s (the platform's default is 1 min).
+    await api("/console/api/settings", {
+      method: "PUT",
+      body: { retention: { runMs: 60_000, syncMs: 1_000 } },
+    });
+    const answer = t.client("/runsync", { body: { input: { fail: true } } });
+    const worker = t.worker("w1");
+    const taken = await worker.takeOne();
+    await worker.done(taken.id, { error: "boom" });
+    expect(((await (await answer).json()) as { status: string }).status).toBe("FAILED");
+    const failed = await stream.next<ConsoleEndpoint[]>("endpoints", (e) => e[0]?.failed === 1);
+    expect(failed[0]).toMatchObject({ failed: 1, completed: 0 });
+
+    // Its retention ends: the pages are told to drop it, and the card's count goes with it.
+    const gone = await stream.next<JobsDelta>("jobs", (d) => d.removed.includes(taken.id));
+    expect(gone.jobs.map((j) => j.id)).not.toContain(taken.id);
+    const after = await stream.next<ConsoleEndpoint[]>("endpoints", (e) => e[0]?.failed === 0);
+    expect(after[0]).toMatchObject({ failed: 0, completed: 0 });
+    const snapshot = (await (await api("/console/api/snapshot")).json()) as ConsoleSnapshot;
+    expect(snapshot.jobs).toEqual([]);
+    expect(snapshot.endpoints[0]).toMatchObject({ failed: 0 });
+    // The Metrics tab still counts it in its window.
+    expect(snapshot.metrics.series[ENDPOINT]?.reduce((n, b) => n + b.failed, 0)).toBe(1);
+  });
+
+  it("marks only a chat-completion-compatible endpoint as one", async () => {
+    t.platform.createEndpoint({ id: "chat", openaiCompatible: true });
+    const snapshot = (await (await api("/console/api/snapshot")).json()) as ConsoleSnapshot;
+    const byId = new Map(snapshot.endpoints.map((e) => [e.id, e]));
+    expect(byId.get("chat")?.openaiCompatible).toBe(true);
+    expect(byId.get(ENDPOINT)?.openaiCompatible).toBeUndefined();
+  });
+
   it("ends its streams when the platform closes", async () => {
     const stream = await events();
     const logs = await events("/console/api/logs/events");
@@ -205,6 +242,61 @@ describe("console event stream", () => {
     await stream.closedByServer();
     await logs.closedByServer();
   });
+});
+
+describe("console load-balanced endpoints", () => {
+  it("records every request the proxy answers: method, path, status and time, in the snapshot, deltas and metrics", async () => {
+    await t.platform.close();
+    t = await startTestPlatform({
+      loadBalanced: [{ id: "routes-api", file: "test/fixtures/lb-routes.ts", workers: [1, 1] }],
+    });
+    const lb = (path: string, init: { method?: string; body?: unknown } = {}) =>
+      fetch(`${t.platform.url}/lb/routes-api${path}`, {
+        method: init.method ?? "GET",
+        headers: {
+          authorization: `Bearer ${t.platform.apiKey}`,
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      });
+    await eventually(async () => (await lb("/ping")).status === 200, "the load-balanced worker", 60_000);
+    const stream = await events();
+    const first = await stream.next<ConsoleSnapshot>("snapshot");
+    // The readiness checks above went through the proxy too.
+    expect(first.requests["routes-api"]?.at(-1)).toMatchObject({ method: "GET", path: "/ping", status: 200 });
+
+    expect((await lb("/hello/flash?greeting=hi")).status).toBe(200);
+    expect((await lb("/sum", { method: "POST", body: { a: 1, b: 2 } })).status).toBe(200);
+    expect((await lb("/nope")).status).toBe(404);
+    const delta = await stream.next<RequestsDelta>("requests", (d) =>
+      d.requests.some((r) => r.request.path === "/nope"),
+    );
+    const seen = [...stream.events]
+      .filter((e) => e.event === "requests")
+      .flatMap((e) => (e.data as RequestsDelta).requests)
+      .map(({ endpointId, request }) => [endpointId, request.method, request.path, request.status]);
+    expect(seen).toEqual([
+      ["routes-api", "GET", "/hello/flash", 200],
+      ["routes-api", "POST", "/sum", 200],
+      ["routes-api", "GET", "/nope", 404],
+    ]);
+    for (const { request } of delta.requests) expect(request.ms).toBeGreaterThanOrEqual(0);
+
+    const metrics = await stream.next<MetricsDelta>("metrics", (d) =>
+      d.buckets.some((b) => (b.bucket.statusCodes?.["404"] ?? 0) > 0),
+    );
+    const bucket = metrics.buckets.find((b) => b.endpointId === "routes-api")?.bucket;
+    expect(bucket?.statusCodes?.["404"]).toBe(1);
+    expect(bucket?.failed).toBe(1);
+    expect(bucket?.executionP95).toBeGreaterThanOrEqual(0);
+
+    const snapshot = (await (await api("/console/api/snapshot")).json()) as ConsoleSnapshot;
+    expect(
+      snapshot.requests["routes-api"]?.slice(-3).map((r) => `${r.method} ${r.path} ${r.status}`),
+    ).toEqual(["GET /hello/flash 200", "POST /sum 200", "GET /nope 404"]);
+    const total = snapshot.metrics.series["routes-api"]?.reduce((n, b) => n + b.requests, 0);
+    expect(total).toBe(snapshot.requests["routes-api"]?.length);
+  }, 90_000);
 });
 
 describe("console worker logs", () => {

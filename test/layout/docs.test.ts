@@ -1,4 +1,4 @@
-// Every document section a comment in src/ cites exists in the repository's docs/.
+// The docs inside src/: each module's first line says what it is for, and every docs/ section cited exists.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -49,5 +49,18 @@ describe("docs cited by the code", () => {
       return !existsSync(path) || !hasSection(readFileSync(path, "utf8"), section);
     });
     expect(missing).toEqual([]);
+  });
+});
+
+describe("module purpose lines", () => {
+  it("open every file under src/ (after a shebang) with a one-line `//` comment", () => {
+    const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    expect(files.length).toBeGreaterThan(100);
+    const without = files.filter((file) => {
+      const lines = readFileSync(join(SRC, file), "utf8").split("\n");
+      const first = lines[0]!.startsWith("#!") ? lines[1]! : lines[0]!;
+      return !/^\/\/ \S/.test(first);
+    });
+    expect(without).toEqual([]);
   });
 });

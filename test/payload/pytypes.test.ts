@@ -89,6 +89,17 @@ describe("convert", () => {
     expect(isPyFloat([...m.values()][0])).toBe(true);
   });
 
+  it("keeps a `__proto__` key as data in dicts and records, never as the copy's prototype", () => {
+    const dict = JSON.parse('{"__proto__": 1, "b": 2}') as Record<string, unknown>;
+    const copied = into(dict, "dict[str, float]") as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copied)).toBe(Object.prototype);
+    expect(Object.keys(copied)).toEqual(["__proto__", "b"]);
+    expect(Object.getOwnPropertyDescriptor(copied, "__proto__")?.value).toBe(1);
+    const record = convert(dict, parsePyType({ b: "float" }), "out", "return value") as object;
+    expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
+    expect(Object.keys(record)).toEqual(["__proto__", "b"]);
+  });
+
   it("a recursive value cannot be converted, and says so", () => {
     const a: unknown[] = [];
     a.push(a);

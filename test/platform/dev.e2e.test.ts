@@ -297,6 +297,15 @@ describe("flash dev examples/openai-compatible/handler.ts (a chat-completion wor
       };
       expect(answer.object).toBe("chat.completion");
       expect(answer.choices[0]?.message.content).toContain("hello from the local test");
+      // flash dev tells the console it is a chat endpoint, so the playground shows its chat form.
+      const endpoints = (await (
+        await fetch(`${dev.url}/console/api/endpoints`, {
+          headers: { authorization: `Bearer ${dev.apiKey}` },
+        })
+      ).json()) as { id: string; openaiCompatible?: boolean }[];
+      expect(endpoints.map((e) => [e.id, e.openaiCompatible])).toEqual([
+        [dev.endpointUrl.split("/").at(-1), true],
+      ]);
     },
     E2E_TIMEOUT,
   );

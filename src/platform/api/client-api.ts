@@ -1,3 +1,4 @@
+// The platform's client API (/run, /runsync, /status, /stream, /cancel, /health) with its body limits.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { EndpointState } from "../state/endpoint.js";
 import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "../state/jobs.js";

@@ -1,3 +1,4 @@
+// What the platform's HTTP routes share: scheduler, API key, logger and long-poll hold time.
 import type { Logger } from "../../log/index.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { Scheduler } from "../state/scheduler.js";

@@ -1,3 +1,4 @@
+// The platform's file store: worker-produced files behind expiring URLs, as public image endpoints do.
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { PlatformContext } from "./context.js";

@@ -1,3 +1,4 @@
+// What the platform's HTTP routes share: error answers, JSON parsing, key checks, ?wait= and size limits.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FlashError, isFlashError } from "../../errors.js";
@@ -23,6 +24,10 @@ export const MB = 1024 * 1024;
 export const formatBytes = (bytes: number): string =>
   bytes % MB === 0 ? `${bytes / MB} MB` : `${(bytes / MB).toFixed(1)} MB`;
 
+/** The 413 message of a body over a route's limit. */
+export const bodyTooLarge = (limit: number, path: string): string =>
+  `Request body is larger than the ${formatBytes(limit)} limit of ${path}`;
+
 /** Turns fastify's and our own errors into `{"error": "..."}` with a status a client can act on. */
 export function errorHandler(log: Logger) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -31,9 +36,7 @@ export function errorHandler(log: Logger) {
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limit = request.routeOptions.bodyLimit ?? 0;
       return drainRequest(request.raw).then(() =>
-        reply.code(413).send({
-          error: `Request body is larger than the ${formatBytes(limit)} limit of ${request.url.split("?")[0]}`,
-        }),
+        reply.code(413).send({ error: bodyTooLarge(limit, request.url.split("?")[0] ?? "") }),
       );
     }
     if (err.validation) return reply.code(400).send({ error: `Invalid request: ${err.message}` });

@@ -1,3 +1,4 @@
+// Webhook delivery: each finished job posted to its webhook URL with the platform's retry policy.
 import { describeAnswer, describeFailure, HttpClient, type HttpRequest } from "../../http/client.js";
 import { WEBHOOK_RETRY } from "../../http/retry.js";
 import type { Logger } from "../../log/index.js";

@@ -5,7 +5,7 @@ import { jobErrorMessage } from "../api/openai.js";
 import type { EndpointState, WorkerRecord } from "../state/endpoint.js";
 import type { JobRecord } from "../state/jobs.js";
 import type { Scheduler } from "../state/scheduler.js";
-import type { LbEndpoints } from "../workers/lb-proxy.js";
+import type { LbEndpoints, LbRequest as ProxyRequest } from "../workers/lb-proxy.js";
 import type { WorkerPool } from "../workers/pool.js";
 import { type LogBook, workerFilter } from "./logs.js";
 import { MetricsBook } from "./metrics.js";
@@ -18,9 +18,11 @@ import type {
   ConsoleSnapshot,
   ConsoleWorker,
   JobsDelta,
+  LbRequest,
   LogDelta,
   LogLine,
   MetricsDelta,
+  RequestsDelta,
   WorkerState,
 } from "./wire.js";
 
@@ -48,6 +50,11 @@ export const LOG_BACKLOG = 500;
 const PREVIEW_CHARS = 400;
 /** Exited workers remembered per endpoint, so their logs stay one click away. */
 const EXITED_KEPT = 20;
+/** Load-balanced requests per delta event: under a flood the page gets the newest. */
+const MAX_REQUESTS_PER_EVENT = 500;
+
+/** What a finished job adds to its endpoint's card. */
+type Held = "completed" | "failed";
 
 interface LogReader {
   stream: SseStream;
@@ -95,6 +102,11 @@ export class ConsoleHub {
   private readonly lastWorkers = new Map<string, Map<string, ConsoleWorker>>();
   private readonly streams = new Set<SseStream>();
   private readonly logReaders = new Set<LogReader>();
+  /** Finished jobs the platform holds, by endpoint: the card counts what the list can show. */
+  private readonly held = new Map<string, Record<Held, number>>();
+  private readonly heldJobs = new Map<string, Held>();
+  private removed: string[] = [];
+  private requests: { endpointId: string; request: LbRequest }[] = [];
   private readonly unsubscribe: (() => void)[];
   private timer: NodeJS.Timeout | undefined;
   private lastEndpoints = "";
@@ -109,7 +121,9 @@ export class ConsoleHub {
         if (job.workerId !== undefined)
           this.jobsDone.set(job.workerId, (this.jobsDone.get(job.workerId) ?? 0) + 1);
       }),
+      scheduler.jobs.onForget((job) => this.jobForgotten(job)),
       sources.logs.onLine((line) => this.logLine(line)),
+      ...(sources.lb ? [sources.lb.onRequest((id, request) => this.lbRequest(id, request))] : []),
     ];
   }
 
@@ -133,6 +147,7 @@ export class ConsoleHub {
       totalJobs: this.sources.scheduler.jobs.size,
       metrics: this.metrics.snapshot(),
       settings: this.settings(),
+      requests: Object.fromEntries((this.sources.lb?.list() ?? []).map((lb) => [lb.id, lb.recentRequests()])),
     };
   }
 
@@ -164,10 +179,13 @@ export class ConsoleHub {
       workers: endpoint.config.workers,
       inQueue: endpoint.queue.size,
       inProgress: endpoint.inProgress,
-      ...endpoint.counters,
+      completed: this.held.get(endpoint.id)?.completed ?? 0,
+      failed: this.held.get(endpoint.id)?.failed ?? 0,
+      retried: endpoint.counters.retried,
       workerList: this.workers(endpoint),
       workersRunning: this.sources.pool(endpoint.id)?.size ?? endpoint.workers.size,
       ...(endpoint.config.sample ? { sample: endpoint.config.sample } : {}),
+      ...(endpoint.config.openaiCompatible ? { openaiCompatible: true } : {}),
     }));
     for (const lb of this.sources.lb?.list() ?? []) {
       const info = lb.info("");
@@ -274,6 +292,11 @@ export class ConsoleHub {
   // ---- internals -------------------------------------------------------------------------------
 
   private jobChanged(job: JobRecord, added: boolean): void {
+    const held = heldAs(job);
+    if (held && !this.heldJobs.has(job.id)) {
+      this.heldJobs.set(job.id, held);
+      this.heldCounts(job.endpointId)[held]++;
+    }
     if (added) this.metrics.request(job.endpointId, job.createdAt);
     if (added) {
       this.window.add(job.id);
@@ -286,6 +309,34 @@ export class ConsoleHub {
     // Re-inserting keeps the map ordered by last change, so a flood sends the latest changes.
     this.dirty.delete(job.id);
     this.dirty.set(job.id, job);
+  }
+
+  /** A job's retention ended: it leaves the card's counts and the pages' lists together. */
+  private jobForgotten(job: JobRecord): void {
+    const held = this.heldJobs.get(job.id);
+    if (held) {
+      this.heldJobs.delete(job.id);
+      this.heldCounts(job.endpointId)[held]--;
+    }
+    this.window.delete(job.id);
+    this.dirty.delete(job.id);
+    if (this.streams.size > 0) this.removed.push(job.id);
+  }
+
+  private heldCounts(endpointId: string): Record<Held, number> {
+    let counts = this.held.get(endpointId);
+    if (!counts) {
+      counts = { completed: 0, failed: 0 };
+      this.held.set(endpointId, counts);
+    }
+    return counts;
+  }
+
+  private lbRequest(endpointId: string, request: ProxyRequest): void {
+    this.metrics.served(endpointId, request.at, request.status, request.ms);
+    if (this.streams.size === 0) return;
+    this.requests.push({ endpointId, request });
+    if (this.requests.length > MAX_REQUESTS_PER_EVENT) this.requests.shift();
   }
 
   private logLine(line: LogLine): void {
@@ -311,10 +362,12 @@ export class ConsoleHub {
       clearInterval(this.timer);
       this.timer = undefined;
       this.dirty.clear();
+      this.removed = [];
+      this.requests = [];
       return;
     }
     const events: string[] = [];
-    if (this.dirty.size > 0) {
+    if (this.dirty.size > 0 || this.removed.length > 0) {
       const changed = [...this.dirty.values()];
       this.dirty.clear();
       const sent = changed.slice(-MAX_JOBS_PER_EVENT);
@@ -322,8 +375,14 @@ export class ConsoleHub {
         jobs: sent.map(consoleJob),
         skipped: changed.length - sent.length,
         totalJobs: this.sources.scheduler.jobs.size,
+        removed: this.removed,
       };
+      this.removed = [];
       events.push(sseEvent("jobs", delta));
+    }
+    if (this.requests.length > 0) {
+      events.push(sseEvent("requests", { requests: this.requests } satisfies RequestsDelta));
+      this.requests = [];
     }
     const buckets = this.metrics.takeChanged();
     if (buckets.length > 0) events.push(sseEvent("metrics", { buckets } satisfies MetricsDelta));
@@ -346,6 +405,12 @@ export class ConsoleHub {
   }
 }
 
+function heldAs(job: JobRecord): Held | undefined {
+  if (job.status === "COMPLETED") return "completed";
+  if (job.status === "FAILED" || job.status === "TIMED_OUT") return "failed";
+  return undefined;
+}
+
 function stateOf(record: WorkerRecord | undefined): WorkerState {
   if (!record) return "starting";
   if (record.unhealthy !== undefined) return "unhealthy";
@@ -357,3 +422,5 @@ function stateOf(record: WorkerRecord | undefined): WorkerState {
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const statusesMatch: Same<JobRecord["status"], ConsoleJob["status"]> = true;
 void statusesMatch;
+const requestsMatch: Same<ProxyRequest, LbRequest> = true;
+void requestsMatch;

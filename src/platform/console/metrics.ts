@@ -1,4 +1,5 @@
-// Per-endpoint request counts and p50/p95 delay and execution times in fixed time buckets over a window.
+// Per-endpoint request counts and p50/p95 delay and execution times in fixed time buckets over a window; for a
+// load-balanced endpoint, its answers by status code and their latency (as execution time).
 import type { JobRecord } from "../state/jobs.js";
 import type { ConsoleMetrics, MetricsBucket } from "./wire.js";
 
@@ -16,6 +17,7 @@ interface Bucket {
   timed: number;
   delays: number[];
   executions: number[];
+  statusCodes?: Record<string, number>;
 }
 
 /** Nearest-rank percentile of unsorted values; null for none. */
@@ -49,16 +51,31 @@ export class MetricsBook {
     else if (job.status === "CANCELLED") bucket.cancelled++;
     else bucket.failed++;
     if (job.takenAt === undefined || job.delayTime === undefined || job.executionTime === undefined) return;
+    this.sample(bucket, job.delayTime, job.executionTime);
+  }
+
+  /** A load-balanced endpoint answered a request: counted by status (under 400 completed, else failed), timed. */
+  served(endpointId: string, at: number, status: number, ms: number): void {
+    const bucket = this.bucket(endpointId, at);
+    bucket.requests++;
+    if (status < 400) bucket.completed++;
+    else bucket.failed++;
+    bucket.statusCodes ??= {};
+    bucket.statusCodes[status] = (bucket.statusCodes[status] ?? 0) + 1;
+    this.sample(bucket, undefined, ms);
+  }
+
+  private sample(bucket: Bucket, delay: number | undefined, execution: number): void {
     bucket.timed++;
-    if (bucket.delays.length < MAX_SAMPLES) {
-      bucket.delays.push(job.delayTime);
-      bucket.executions.push(job.executionTime);
+    if (bucket.executions.length < MAX_SAMPLES) {
+      if (delay !== undefined) bucket.delays.push(delay);
+      bucket.executions.push(execution);
       return;
     }
     const slot = Math.floor(this.random() * bucket.timed);
     if (slot < MAX_SAMPLES) {
-      bucket.delays[slot] = job.delayTime;
-      bucket.executions[slot] = job.executionTime;
+      if (delay !== undefined) bucket.delays[slot] = delay;
+      bucket.executions[slot] = execution;
     }
   }
 
@@ -139,5 +156,6 @@ function view(bucket: Bucket): MetricsBucket {
     delayP95: percentile(bucket.delays, 95),
     executionP50: percentile(bucket.executions, 50),
     executionP95: percentile(bucket.executions, 95),
+    ...(bucket.statusCodes ? { statusCodes: { ...bucket.statusCodes } } : {}),
   };
 }

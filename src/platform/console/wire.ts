@@ -63,8 +63,11 @@ export interface ConsoleEndpoint {
   workers: [min: number, max: number];
   inQueue: number;
   inProgress: number;
+  /** Finished jobs the platform still holds (its list can show them): they leave when their retention ends. */
   completed: number;
+  /** Failed or timed-out jobs the platform still holds, as `completed`. */
   failed: number;
+  /** Requeues since the platform started. */
   retried: number;
   workerList: ConsoleWorker[];
   /** Load-balanced endpoints report counts only. */
@@ -72,6 +75,17 @@ export interface ConsoleEndpoint {
   workersReady?: number;
   /** The handler's test_input.json, the playground's first body. */
   sample?: string;
+  /** A chat-completion-compatible queue endpoint (openaiCompatible()): the playground offers its chat form. */
+  openaiCompatible?: boolean;
+}
+
+/** One request a load-balanced endpoint answered (lb-proxy.ts LbRequest). */
+export interface LbRequest {
+  at: number;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
 }
 
 /** One time bucket of an endpoint's metrics; percentiles are null when no job finished in it. */
@@ -86,6 +100,8 @@ export interface MetricsBucket {
   delayP95: number | null;
   executionP50: number | null;
   executionP95: number | null;
+  /** Load-balanced endpoints: answers by HTTP status (their latency is in execution*). */
+  statusCodes?: Record<string, number>;
 }
 
 export interface ConsoleMetrics {
@@ -116,6 +132,8 @@ export interface ConsoleSnapshot {
   totalJobs: number;
   metrics: ConsoleMetrics;
   settings: ConsoleSettings;
+  /** Each load-balanced endpoint's newest requests, oldest first. */
+  requests: Record<string, LbRequest[]>;
 }
 
 /** `event: jobs`: jobs that changed since the last event; `skipped` changed too but were left out. */
@@ -123,6 +141,13 @@ export interface JobsDelta {
   jobs: ConsoleJob[];
   skipped: number;
   totalJobs: number;
+  /** Jobs the platform forgot (their retention ended): the page drops them too. */
+  removed: string[];
+}
+
+/** `event: requests`: requests load-balanced endpoints answered since the last event. */
+export interface RequestsDelta {
+  requests: { endpointId: string; request: LbRequest }[];
 }
 
 /** `event: metrics`: buckets that changed. */

@@ -17,6 +17,8 @@ export interface EndpointInit {
   idleTimeoutMs?: number;
   maxRetries?: number;
   env?: Record<string, string>;
+  /** The handler was made by openaiCompatible() (flash dev knows from loading it): the console offers a chat form. */
+  openaiCompatible?: boolean;
 }
 
 /** An endpoint as Platform.listEndpoints() describes it. */

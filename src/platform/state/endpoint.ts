@@ -1,3 +1,4 @@
+// One endpoint on the platform: its settings, queue, workers and the counters /health reports.
 import type { JobRecord } from "./jobs.js";
 
 /** A worker's argv from the environment it must run with; the spawned process itself gets this one's env. */
@@ -25,6 +26,8 @@ export interface EndpointConfig {
   env: Record<string, string>;
   /** The handler's test_input.json (a job body with "input"), for the console's playground. */
   sample?: string;
+  /** Its handler is chat-completion compatible (openaiCompatible()): the console offers a chat form. */
+  openaiCompatible?: boolean;
 }
 
 export const ENDPOINT_DEFAULTS = {

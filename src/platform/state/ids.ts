@@ -1,3 +1,4 @@
+// Ids in the platform's shapes: job ids, worker ids and generated API keys.
 import { randomBytes, randomUUID } from "node:crypto";
 
 /** Job ids look like the platform's: `<uuid>-e1`, and `sync-<uuid>-e1` for /runsync (docs/protocol.md §2.1). */

@@ -1,3 +1,4 @@
+// Jobs as the platform keeps them: states, records, the /status view, retention and TTL.
 /** The platform's job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
 
@@ -93,6 +94,7 @@ export class JobStore {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly watchers = new Map<string, Set<() => void>>();
   private readonly listeners = new Set<(job: JobRecord, added: boolean) => void>();
+  private readonly forgetListeners = new Set<(job: JobRecord) => void>();
 
   constructor(
     private retention: Retention,
@@ -108,6 +110,12 @@ export class JobStore {
   onChange(listener: (job: JobRecord, added: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called for every job forgotten (retention or TTL ended): the console drops it; returns the unsubscribe function. */
+  onForget(listener: (job: JobRecord) => void): () => void {
+    this.forgetListeners.add(listener);
+    return () => this.forgetListeners.delete(listener);
   }
 
   /** How long finished jobs stay; a change applies to jobs that finish from now on. */
@@ -185,7 +193,9 @@ export class JobStore {
   }
 
   private delete(id: string): void {
+    const job = this.jobs.get(id);
     this.jobs.delete(id);
+    if (job) for (const listener of this.forgetListeners) listener(job);
     const set = this.watchers.get(id);
     this.watchers.delete(id);
     if (set) for (const wake of set) wake();

@@ -1,3 +1,4 @@
+// The long-poll the platform holds requests open with (job-take, job-stop, /stream, ?wait=).
 /**
  * Holds a request open until `start`'s callback delivers a value, the wait ends, or a signal aborts
  * (client gone or platform closing); the last two resolve to `fallback`. `start` returns its cleanup.

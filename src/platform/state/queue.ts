@@ -1,3 +1,4 @@
+// One endpoint's job queue and its waiting job-takes, handing each job to exactly one worker.
 import type { JobRecord } from "./jobs.js";
 
 /** A job-take long-poll waiting for work. */

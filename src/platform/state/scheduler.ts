@@ -1,3 +1,4 @@
+// The platform's scheduler: every endpoint's jobs from queue to worker to done, timeouts, cancels, retries.
 import type { Logger } from "../../log/index.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
 import { newJobId } from "./ids.js";

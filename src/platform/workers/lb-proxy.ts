@@ -43,6 +43,24 @@ export interface LbEndpointInfo {
   workersReady: number;
 }
 
+/** One request the proxy answered, as the console shows it. */
+export interface LbRequest {
+  /** Arrival, ms since epoch. */
+  at: number;
+  method: string;
+  /** The route's path on the worker, without its query. */
+  path: string;
+  /** The status the client got; 499 when the client left before any answer (nginx's convention). */
+  status: number;
+  /** Arrival to the last byte of the answer. */
+  ms: number;
+}
+
+/** Requests each endpoint remembers for the console; older ones live on only in the metrics' buckets. */
+export const LB_REQUESTS_KEPT = 200;
+/** A path longer than this is cut in the record (it is for reading, not replaying). */
+const PATH_CHARS = 200;
+
 export interface LbOptions {
   log: Logger;
   workerCommand(file: string): string[];
@@ -50,6 +68,8 @@ export interface LbOptions {
   stopGraceMs: number;
   /** How long a request waits for a ready worker before a 503 (cold start, /ping gating). */
   readyWaitMs?: number;
+  /** Called for every request a load-balanced endpoint answered (the console's metrics). */
+  onRequest?(endpointId: string, request: LbRequest): void;
 }
 
 type WorkerState = "starting" | "initializing" | "ready" | "unhealthy";
@@ -72,6 +92,8 @@ const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
 const DEFAULT_READY_WAIT_MS = 90_000;
+/** The status recorded for a request whose client left before the answer began. */
+const CLIENT_GONE = 499;
 /** The worker's own log line that names its port (src/routes/serve.ts). */
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
@@ -106,6 +128,7 @@ export class LbEndpoint {
   private readonly agent = new Agent({ keepAlive: true });
   private readonly ticker: NodeJS.Timeout;
   private readonly exits: WorkerExits;
+  private readonly served: LbRequest[] = [];
   private closed = false;
   private next = 0;
 
@@ -179,8 +202,28 @@ export class LbEndpoint {
     if (worker.inFlight === 0) worker.idleSince = Date.now();
   }
 
-  /** Proxies one request to `worker`; the answer is streamed back as the worker writes it. */
-  forward(request: FastifyRequest, reply: FastifyReply, worker: LbWorker, path: string): Promise<void> {
+  /** The newest requests this endpoint answered, oldest first (at most LB_REQUESTS_KEPT). */
+  recentRequests(): LbRequest[] {
+    return [...this.served];
+  }
+
+  /** Notes one answered request in the ring and tells the listeners (the console). */
+  record(method: string, url: string, status: number, startedAt: number): void {
+    const path = url.split("?")[0] ?? url;
+    const request: LbRequest = {
+      at: startedAt,
+      method,
+      path: path.length > PATH_CHARS ? `${path.slice(0, PATH_CHARS)}…` : path,
+      status,
+      ms: Date.now() - startedAt,
+    };
+    this.served.push(request);
+    if (this.served.length > LB_REQUESTS_KEPT) this.served.shift();
+    this.options.onRequest?.(this.id, request);
+  }
+
+  /** Proxies one request to `worker`; the answer is streamed back as the worker writes it. Resolves to its status. */
+  forward(request: FastifyRequest, reply: FastifyReply, worker: LbWorker, path: string): Promise<number> {
     return new Promise((done) => {
       const res = reply.raw;
       let finished = false;
@@ -188,7 +231,7 @@ export class LbEndpoint {
         if (finished) return;
         finished = true;
         this.release(worker);
-        done();
+        done(res.headersSent ? res.statusCode : CLIENT_GONE);
       };
       const fail = (status: number, message: string) => {
         if (!res.headersSent) {
@@ -416,12 +459,25 @@ export class LbEndpoint {
 /** The load-balanced endpoints of a platform, by id. */
 export class LbEndpoints {
   private readonly endpoints = new Map<string, LbEndpoint>();
+  private readonly listeners = new Set<(endpointId: string, request: LbRequest) => void>();
 
   constructor(private readonly options: LbOptions) {}
 
+  /** Called for every request any of them answered; returns the unsubscribe function. */
+  onRequest(listener: (endpointId: string, request: LbRequest) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   create(init: LbEndpointInit): LbEndpoint {
     if (this.endpoints.has(init.id)) throw new Error(`Load-balanced endpoint ${init.id} already exists`);
-    const endpoint = new LbEndpoint(init, this.options);
+    const endpoint = new LbEndpoint(init, {
+      ...this.options,
+      onRequest: (endpointId, request) => {
+        this.options.onRequest?.(endpointId, request);
+        for (const listener of this.listeners) listener(endpointId, request);
+      },
+    });
     this.endpoints.set(init.id, endpoint);
     return endpoint;
   }
@@ -484,15 +540,18 @@ export async function lbProxy(
     const prefix = `/lb/${endpointId}`;
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;
+    const startedAt = Date.now();
     const worker = await endpoint.acquire(endpoints.readyWaitMs, clientGone(reply));
     if (!worker) {
+      const gone = reply.raw.destroyed || request.raw.destroyed;
+      endpoint.record(request.method, path, gone ? CLIENT_GONE : 503, startedAt);
       throw new HttpError(
         503,
         `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
       );
     }
     reply.hijack();
-    await endpoint.forward(request, reply, worker, path);
+    endpoint.record(request.method, path, await endpoint.forward(request, reply, worker, path), startedAt);
   };
   app.all("/lb/:endpointId", handle);
   app.all("/lb/:endpointId/*", handle);

@@ -1,3 +1,4 @@
+// The worker processes the platform runs for an endpoint: started, scaled, relayed to its log, restarted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Logger } from "../../log/index.js";

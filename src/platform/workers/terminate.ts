@@ -1,3 +1,4 @@
+// Stopping a worker process: SIGTERM then SIGKILL, reaching a container's processes too.
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 

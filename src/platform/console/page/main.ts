@@ -1,6 +1,6 @@
 // The console page: a login form until the platform accepts the key, then the views over one event stream.
 
-import type { ConsoleEndpoint, ConsoleSnapshot, JobsDelta, MetricsDelta } from "../wire.js";
+import type { ConsoleEndpoint, ConsoleSnapshot, JobsDelta, MetricsDelta, RequestsDelta } from "../wire.js";
 import { Api, Unauthorized } from "./api.js";
 import { byId } from "./dom.js";
 import { EndpointsView } from "./endpoints-view.js";
@@ -138,6 +138,7 @@ function start(key: string): void {
         },
         endpoints: (data) => store.applyEndpoints(data as ConsoleEndpoint[]),
         metrics: (data) => store.applyMetrics(data as MetricsDelta),
+        requests: (data) => store.applyRequests(data as RequestsDelta),
       },
       state: (state) => {
         connection.textContent =

@@ -1,7 +1,8 @@
-// The playground: /run or /runsync with the request body as editable JSON, and a chat form for endpoints whose
-// workers answer the chat-completion-compatible routes (/v2/<id>/openai/v1/chat/completions).
+// The playground: /run or /runsync with the request body as editable JSON, a route call (method, path, JSON
+// body) for load-balanced endpoints, and a chat form for chat-completion-compatible endpoints
+// (/v2/<id>/openai/v1/chat/completions).
 
-import type { ConsoleJob } from "../wire.js";
+import type { ConsoleEndpoint, ConsoleJob } from "../wire.js";
 import { type Api, ApiError } from "./api.js";
 import { clear, h, present } from "./dom.js";
 import { ms, pretty, STATUS_CLASS } from "./format.js";
@@ -10,6 +11,8 @@ import type { Store } from "./store.js";
 
 const DEFAULT_BODY = '{\n  "input": {\n    "name": "world"\n  }\n}';
 const bodyKey = (endpointId: string) => `flash-console.body.${endpointId}`;
+const routeKey = (endpointId: string) => `flash-console.route.${endpointId}`;
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -30,6 +33,20 @@ export class PlaygroundView {
     spellcheck: false,
     "aria-label": "Request body (JSON)",
   });
+  private readonly bodyLabel = h("span", {});
+  private readonly method = h(
+    "select",
+    { id: "pg-method", "aria-label": "Method" },
+    ...METHODS.map((m) => h("option", { value: m }, m)),
+  );
+  private readonly path = h("input", { id: "pg-path", value: "/", spellcheck: false, "aria-label": "Path" });
+  private readonly queueFields = h("label", {}, "Mode ", this.mode);
+  private readonly routeFields = h(
+    "span",
+    { class: "row" },
+    h("label", {}, "Method ", this.method),
+    h("label", { class: "grow" }, "Path ", this.path),
+  );
   private readonly bodyError = h("p", { class: "error", role: "alert" });
   private readonly send = h("button", { type: "submit", id: "pg-send" }, "Send");
   private readonly result = h("div", { class: "result", id: "pg-result" });
@@ -46,6 +63,7 @@ export class PlaygroundView {
   private readonly chatStream = h("input", { type: "checkbox", id: "chat-stream", checked: true });
   private readonly chatError = h("p", { class: "error", role: "alert" });
   private messages: ChatMessage[] = [];
+  private readonly chatForm: HTMLFormElement;
   readonly schedule = onFrame(() => this.renderResult());
 
   constructor(
@@ -59,71 +77,117 @@ export class PlaygroundView {
       this.checkBody();
       localStorage.setItem(bodyKey(this.endpoint.value), this.body.value);
     });
+    const saveRoute = () =>
+      localStorage.setItem(
+        routeKey(this.endpoint.value),
+        JSON.stringify({ method: this.method.value, path: this.path.value }),
+      );
+    this.method.addEventListener("change", saveRoute);
+    this.path.addEventListener("input", saveRoute);
+    this.chatForm = h(
+      "form",
+      { class: "card chat", id: "chat-form", onsubmit: (e) => this.chat(e) },
+      h("h3", {}, "Chat"),
+      h(
+        "p",
+        { class: "muted small" },
+        "For endpoints whose workers answer chat completions: posts to ",
+        h("code", {}, "/v2/<endpoint>/openai/v1/chat/completions"),
+        ".",
+      ),
+      h(
+        "div",
+        { class: "row" },
+        h("label", {}, "Model ", this.chatModel),
+        h("label", { class: "grow" }, "System ", this.chatSystem),
+        h("label", { class: "inline" }, this.chatStream, " Stream"),
+      ),
+      this.chatLog,
+      h("label", { class: "block" }, "Message", this.chatInput),
+      this.chatError,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "submit", id: "chat-send" }, "Send message"),
+        h("button", { type: "button", onclick: () => this.resetChat() }, "New conversation"),
+      ),
+    );
     root.append(
       h(
         "form",
         { class: "card playground", id: "pg-form", onsubmit: (e) => this.submit(e) },
-        h("h3", {}, "Send a job"),
+        h("h3", {}, "Send a request"),
         h(
           "div",
           { class: "row" },
           h("label", {}, "Endpoint ", this.endpoint),
-          h("label", {}, "Mode ", this.mode),
+          this.queueFields,
+          this.routeFields,
         ),
-        h("label", { class: "block" }, "Request body (JSON with ", h("code", {}, "input"), ")", this.body),
+        h("label", { class: "block" }, this.bodyLabel, this.body),
         this.bodyError,
         h("div", { class: "row" }, this.send),
         this.result,
       ),
-      h(
-        "form",
-        { class: "card chat", id: "chat-form", onsubmit: (e) => this.chat(e) },
-        h("h3", {}, "Chat"),
-        h(
-          "p",
-          { class: "muted small" },
-          "For endpoints whose workers answer chat completions: posts to ",
-          h("code", {}, "/v2/<endpoint>/openai/v1/chat/completions"),
-          ".",
-        ),
-        h(
-          "div",
-          { class: "row" },
-          h("label", {}, "Model ", this.chatModel),
-          h("label", { class: "grow" }, "System ", this.chatSystem),
-          h("label", { class: "inline" }, this.chatStream, " Stream"),
-        ),
-        this.chatLog,
-        h("label", { class: "block" }, "Message", this.chatInput),
-        this.chatError,
-        h(
-          "div",
-          { class: "row" },
-          h("button", { type: "submit", id: "chat-send" }, "Send message"),
-          h("button", { type: "button", onclick: () => this.resetChat() }, "New conversation"),
-        ),
-      ),
+      this.chatForm,
     );
     store.on("endpoints", () => this.renderEndpoints());
     store.on("jobs", this.schedule);
   }
 
+  private selected(): ConsoleEndpoint | undefined {
+    return this.store.endpoints.find((e) => e.id === this.endpoint.value);
+  }
+
   private renderEndpoints(): void {
     const current = this.endpoint.value;
-    const queue = this.store.endpoints.filter((e) => e.kind === "queue");
     clear(this.endpoint);
-    this.endpoint.append(...queue.map((e) => h("option", { value: e.id, selected: e.id === current }, e.id)));
+    this.endpoint.append(
+      ...this.store.endpoints.map((e) =>
+        h(
+          "option",
+          { value: e.id, selected: e.id === current },
+          e.kind === "queue" ? e.id : `${e.id} (load-balanced)`,
+        ),
+      ),
+    );
     if (current !== this.endpoint.value || this.body.value === "") this.loadBody();
+    else this.showFields();
+  }
+
+  /** The queue job's fields or the route's, and the chat form only where the endpoint answers chat completions. */
+  private showFields(): void {
+    const endpoint = this.selected();
+    const routes = endpoint?.kind === "load-balanced";
+    this.queueFields.hidden = routes;
+    this.routeFields.hidden = !routes;
+    clear(this.bodyLabel);
+    this.bodyLabel.append(
+      ...(routes
+        ? ["Request body (JSON; empty for none)"]
+        : ["Request body (JSON with ", h("code", {}, "input"), ")"]),
+    );
+    this.chatForm.hidden = endpoint?.openaiCompatible !== true;
   }
 
   private loadBody(): void {
-    const sample = this.store.endpoints.find((e) => e.id === this.endpoint.value)?.sample;
-    // What the user last sent to it, else its test_input.json, else a bare job.
-    this.body.value = localStorage.getItem(bodyKey(this.endpoint.value)) ?? sample ?? DEFAULT_BODY;
+    const endpoint = this.selected();
+    const id = this.endpoint.value;
+    if (endpoint?.kind === "load-balanced") {
+      const route = parseRoute(localStorage.getItem(routeKey(id)));
+      this.method.value = route.method;
+      this.path.value = route.path;
+      this.body.value = localStorage.getItem(bodyKey(id)) ?? "";
+    } else {
+      // What the user last sent to it, else its test_input.json, else a bare job.
+      this.body.value = localStorage.getItem(bodyKey(id)) ?? endpoint?.sample ?? DEFAULT_BODY;
+    }
+    this.showFields();
     this.checkBody();
   }
 
   private checkBody(): unknown {
+    if (this.selected()?.kind === "load-balanced") return this.checkRouteBody();
     try {
       const parsed: unknown = JSON.parse(this.body.value);
       if (typeof parsed !== "object" || parsed === null || !("input" in parsed)) {
@@ -138,9 +202,82 @@ export class PlaygroundView {
     }
   }
 
+  /** A route's body: empty (none) or any JSON; `null` stands for none. */
+  private checkRouteBody(): unknown {
+    if (this.body.value.trim() === "") {
+      this.bodyError.textContent = "";
+      return null;
+    }
+    try {
+      const parsed: unknown = JSON.parse(this.body.value);
+      this.bodyError.textContent = "";
+      return parsed;
+    } catch (err) {
+      this.bodyError.textContent = `Not JSON: ${(err as Error).message}`;
+      return undefined;
+    }
+  }
+
+  /** A load-balanced endpoint's route through the platform's proxy: the answer's status, time and body. */
+  private async callRoute(endpointId: string, body: unknown): Promise<void> {
+    const path = this.path.value.trim();
+    if (!path.startsWith("/")) {
+      this.bodyError.textContent = 'The path must start with "/".';
+      return;
+    }
+    const method = this.method.value;
+    if (body !== null && (method === "GET" || method === "DELETE")) {
+      this.bodyError.textContent = `A ${method} request sends no body: empty it or pick another method.`;
+      return;
+    }
+    this.jobId = undefined;
+    this.send.disabled = true;
+    clear(this.result);
+    this.result.append(h("p", { class: "muted" }, `Sending ${method} ${path}…`));
+    const started = performance.now();
+    try {
+      const response = await this.api.fetch(`/lb/${encodeURIComponent(endpointId)}${path}`, {
+        method,
+        ...(body === null ? {} : { body }),
+      });
+      const text = await response.text();
+      const took = performance.now() - started;
+      let shown = text;
+      try {
+        shown = pretty(JSON.parse(text));
+      } catch {
+        // Not JSON: the text is the answer.
+      }
+      clear(this.result);
+      this.result.append(
+        h(
+          "div",
+          { class: "live-job" },
+          h(
+            "span",
+            { class: `status ${response.ok ? "ok" : "bad"}`, id: "pg-http-status" },
+            `${response.status} ${response.statusText}`.trim(),
+          ),
+          h("span", { class: "mono" }, `${method} ${path}`),
+          h("span", {}, "time ", h("b", {}, ms(took))),
+          h("span", { class: "muted" }, response.headers.get("content-type") ?? ""),
+        ),
+        h("pre", { id: "pg-response-body" }, shown),
+      );
+    } catch (err) {
+      clear(this.result);
+      this.result.append(h("p", { class: "error" }, String(err)));
+    } finally {
+      this.send.disabled = false;
+    }
+  }
+
   private async submit(event: Event): Promise<void> {
     event.preventDefault();
     const body = this.checkBody();
+    if (body !== undefined && this.selected()?.kind === "load-balanced") {
+      return this.callRoute(this.endpoint.value, body);
+    }
     const endpointId = this.endpoint.value;
     if (body === undefined || !endpointId) return;
     const mode = this.mode.value;
@@ -275,6 +412,18 @@ export class PlaygroundView {
     }
     return content;
   }
+}
+
+function parseRoute(saved: string | null): { method: string; path: string } {
+  try {
+    const route = JSON.parse(saved ?? "") as { method?: unknown; path?: unknown };
+    if (typeof route.method === "string" && typeof route.path === "string") {
+      return { method: route.method, path: route.path };
+    }
+  } catch {
+    // None saved, or not ours: the first request is GET /.
+  }
+  return { method: "GET", path: "/" };
 }
 
 function bubble(role: ChatMessage["role"], text: string): HTMLElement {

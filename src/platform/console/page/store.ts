@@ -7,11 +7,16 @@ import type {
   ConsoleSettings,
   ConsoleSnapshot,
   JobsDelta,
+  LbRequest,
   MetricsBucket,
   MetricsDelta,
+  RequestsDelta,
 } from "../wire.js";
 
-export type Topic = "jobs" | "endpoints" | "metrics" | "settings";
+export type Topic = "jobs" | "endpoints" | "metrics" | "settings" | "requests";
+
+/** Requests kept per load-balanced endpoint (the server's ring holds as many). */
+const REQUESTS_KEPT = 200;
 
 export const DEFAULT_JOB_CAP = 1_000;
 
@@ -20,6 +25,8 @@ export class Store {
   endpoints: ConsoleEndpoint[] = [];
   metrics: ConsoleMetrics = { bucketMs: 10_000, windowMs: 30 * 60_000, series: {} };
   settings: ConsoleSettings | undefined;
+  /** Each load-balanced endpoint's newest requests, oldest first. */
+  requests: Record<string, LbRequest[]> = {};
   totalJobs = 0;
   /** Updates the server left out under load since the page connected. */
   skipped = 0;
@@ -42,13 +49,15 @@ export class Store {
     this.endpoints = snapshot.endpoints;
     this.metrics = snapshot.metrics;
     this.settings = snapshot.settings;
+    this.requests = snapshot.requests;
     this.totalJobs = snapshot.totalJobs;
     this.skipped = 0;
-    for (const topic of ["jobs", "endpoints", "metrics", "settings"] as const) this.emit(topic);
+    for (const topic of ["jobs", "endpoints", "metrics", "settings", "requests"] as const) this.emit(topic);
   }
 
   applyJobs(delta: JobsDelta): void {
     for (const job of delta.jobs) this.jobs.set(job.id, job);
+    for (const id of delta.removed) this.jobs.delete(id);
     this.totalJobs = delta.totalJobs;
     this.skipped += delta.skipped;
     this.trim();
@@ -79,6 +88,16 @@ export class Store {
       trimSeries(series, this.metrics.windowMs);
     }
     this.emit("metrics");
+  }
+
+  applyRequests(delta: RequestsDelta): void {
+    for (const { endpointId, request } of delta.requests) {
+      const list = this.requests[endpointId] ?? [];
+      this.requests[endpointId] = list;
+      list.push(request);
+      if (list.length > REQUESTS_KEPT) list.shift();
+    }
+    this.emit("requests");
   }
 
   applySettings(settings: ConsoleSettings): void {

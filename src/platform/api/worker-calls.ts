@@ -1,0 +1,95 @@
+// The worker API's calls as functions: the HTTP routes (worker-api.ts) and an in-process worker (--rp_serve_api) share them.
+
+import type { EndpointState } from "../state/endpoint.js";
+import type { JobRecord } from "../state/jobs.js";
+import type { PostOutcome, ResultBody } from "../state/scheduler.js";
+import type { PlatformContext } from "./context.js";
+import { HttpError, MB } from "./http.js";
+
+/** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (docs/protocol.md §11). */
+export const RESULT_BODY_LIMIT = 20 * MB;
+export const STREAM_BODY_LIMIT = 1 * MB;
+
+/** The job object a worker receives: what the platform sends on job-take, the request's fields kept (docs/protocol.md §4.1). */
+export interface TakenJob {
+  id: string;
+  input: unknown;
+  webhook?: string;
+  s3Config?: Record<string, string>;
+}
+
+export const takenJob = (job: JobRecord): TakenJob => ({
+  id: job.id,
+  input: job.input,
+  ...(job.webhook === undefined ? {} : { webhook: job.webhook }),
+  ...(job.s3Config === undefined ? {} : { s3Config: job.s3Config }),
+});
+
+/** What job-done and job-stream answer: the job's status, and `ignored` for a harmless repeat. */
+export interface PostAnswer {
+  id: string;
+  status: string;
+  ignored?: true;
+}
+
+/** One worker's calls on one endpoint; each throws an HttpError where the HTTP route answers that status. */
+export interface WorkerCalls {
+  /** job-take: up to `max` jobs, held up to the long-poll time for the first. */
+  take(max: number, signal: AbortSignal): Promise<JobRecord[]>;
+  /** job-done (`"done"`) or job-stream (`"stream"`) with the body exactly as posted. */
+  post(route: "done" | "stream", jobId: string, body: unknown, isStream: boolean): PostAnswer;
+  /** job-stop: the ids of this worker's jobs that were cancelled or timed out. */
+  stops(signal: AbortSignal): Promise<string[]>;
+  /** ping: liveness, a fitness failure, or the list of jobs the worker holds. */
+  ping(unhealthy?: string, jobIds?: readonly string[]): void;
+}
+
+/** The worker calls of `workerId` on `endpointId`, through the same scheduler the HTTP routes use. */
+export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: string): WorkerCalls {
+  const { scheduler } = ctx;
+  const endpoint = (): EndpointState => {
+    const found = scheduler.endpoint(endpointId);
+    if (!found) throw new HttpError(404, `Endpoint ${endpointId} not found`);
+    return found;
+  };
+  return {
+    async take(max, signal) {
+      const ep = endpoint();
+      const release = scheduler.seen(ep, workerId, true);
+      try {
+        return await scheduler.take(ep, workerId, max, ctx.longPollMs, signal);
+      } finally {
+        release();
+      }
+    },
+    post(route, jobId, body, isStream) {
+      const ep = endpoint();
+      scheduler.seen(ep, workerId);
+      if (typeof body !== "object" || body === null || Array.isArray(body)) {
+        throw new HttpError(400, 'The body must be a JSON object such as {"output": ...}');
+      }
+      const job = scheduler.jobs.get(jobId);
+      if (!job || job.endpointId !== ep.id) throw new HttpError(404, `Job ${jobId} not found`);
+      const outcome: PostOutcome =
+        route === "done"
+          ? scheduler.done(ep, workerId, job, body as ResultBody, isStream)
+          : scheduler.streamChunk(ep, workerId, job, body as ResultBody);
+      if (outcome === "not-held") {
+        throw new HttpError(409, `Worker ${workerId} does not hold job ${jobId} (status ${job.status})`);
+      }
+      return { id: job.id, status: job.status, ...(outcome === "ignored" ? { ignored: true as const } : {}) };
+    },
+    async stops(signal) {
+      const ep = endpoint();
+      const release = scheduler.seen(ep, workerId, true);
+      try {
+        return await scheduler.stopPoll(ep, workerId, ctx.longPollMs, signal);
+      } finally {
+        release();
+      }
+    },
+    ping(unhealthy, jobIds) {
+      scheduler.ping(endpoint(), workerId, unhealthy, jobIds);
+    },
+  };
+}
