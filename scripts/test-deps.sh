@@ -11,6 +11,7 @@ checks=(
   "debootstrap|test -x /usr/sbin/debootstrap || command -v debootstrap" # the images' stand-in base
   "docker-registry|command -v docker-registry"                         # a loopback OCI registry for deploy tests
   "wrk|command -v wrk"                                                 # HTTP load for the routes benchmark
+  "gcc|command -v cc"                                                  # the stand-in GPU driver for the koffi binding tests
 )
 
 # fills `missing` with the packages whose check fails
