@@ -1,36 +1,18 @@
 // examples/image-endpoint with a bucket: `flash run` (npm run build first) uploads the PNG to s3rver on loopback
 // and answers a presigned URL; the request's s3Config wins over BUCKET_*.
-import { mkdtemp, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalS3, startS3 } from "../files/s3rver.js";
 import { flashRun } from "../process.js";
 
-let s3: S3rver;
+let s3: LocalS3;
 let s3Url: string;
-let storage: string;
 
 beforeAll(async () => {
-  storage = await mkdtemp(join(tmpdir(), "s3rver-example-"));
-  s3 = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: storage,
-    configureBuckets: [
-      { name: "images", configs: [] },
-      { name: "callers", configs: [] },
-    ],
-  });
-  s3Url = `http://127.0.0.1:${((await s3.run()) as unknown as AddressInfo).port}`;
+  s3 = await startS3(["images", "callers"]);
+  s3Url = s3.url;
 });
 
-afterAll(async () => {
-  await s3.close();
-  await rm(storage, { recursive: true, force: true });
-});
+afterAll(() => s3.close());
 
 const bucketEnv = () => ({
   BUCKET_ENDPOINT_URL: `${s3Url}/images`,

@@ -13,38 +13,23 @@ import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import S3rver from "s3rver";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resolveBucket } from "../../src/files/bucket.js";
 import { handler, hasBucket, UploadError, type UploadOptions, upload } from "../../src/index.js";
 import { runJob } from "../../src/testing/index.js";
+import { type LocalS3, startS3 } from "./s3rver.js";
 
 const ENV = ["BUCKET_ENDPOINT_URL", "BUCKET_ACCESS_KEY_ID", "BUCKET_SECRET_ACCESS_KEY"] as const;
 let saved: Record<string, string | undefined> = {};
-let s3: S3rver;
+let s3: LocalS3;
 let s3Url: string;
-let storage: string;
 
 beforeAll(async () => {
-  storage = await mkdtemp(join(tmpdir(), "s3rver-"));
-  s3 = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: storage,
-    configureBuckets: [
-      { name: "results", configs: [] },
-      { name: "job-bucket", configs: [] },
-    ],
-  });
-  const { port } = (await s3.run()) as unknown as AddressInfo;
-  s3Url = `http://127.0.0.1:${port}`;
+  s3 = await startS3(["results", "job-bucket"]);
+  s3Url = s3.url;
 });
 
-afterAll(async () => {
-  await s3.close();
-  await rm(storage, { recursive: true, force: true });
-});
+afterAll(() => s3.close());
 
 beforeEach(() => {
   saved = Object.fromEntries(ENV.map((k) => [k, process.env[k]]));

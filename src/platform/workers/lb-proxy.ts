@@ -4,7 +4,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
-import { createInterface } from "node:readline";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
 import type { PlatformContext } from "../api/context.js";
@@ -12,7 +11,7 @@ import { checkKey, clientGone, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
-import { relayLine, WorkerExits } from "./pool.js";
+import { relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
@@ -391,20 +390,13 @@ export class LbEndpoint {
     };
     this.processes.set(id, worker);
     log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
-    for (const [stream, level] of [
-      [child.stdout, "info"],
-      [child.stderr, "warn"],
-    ] as const) {
-      if (!stream) continue;
-      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-        const port = worker.port === undefined ? LISTENING.exec(line)?.[1] : undefined;
-        if (port) {
-          worker.port = Number(port);
-          this.ping(worker);
-        }
-        relayLine(line, level, log);
-      });
-    }
+    relayOutput(child, log, (line) => {
+      const port = worker.port === undefined ? LISTENING.exec(line)?.[1] : undefined;
+      if (port) {
+        worker.port = Number(port);
+        this.ping(worker);
+      }
+    });
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
     child.once("close", (code, signal) => {
       clearTimeout(worker.timer);

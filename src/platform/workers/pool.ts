@@ -68,6 +68,20 @@ export function relayLine(line: string, fallback: Level, log: Logger): void {
   log[fallback](line);
 }
 
+/** Relays a worker's stdout (INFO) and stderr (WARN) line by line; `watch` sees each line first. */
+export function relayOutput(child: ChildProcess, log: Logger, watch?: (line: string) => void): void {
+  for (const [stream, level] of [
+    [child.stdout, "info"],
+    [child.stderr, "warn"],
+  ] as const) {
+    if (!stream) continue;
+    createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+      watch?.(line);
+      relayLine(line, level, log);
+    });
+  }
+}
+
 /** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
 const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
 /** A worker blocked in a stopped job gets this long between SIGTERM and SIGKILL: its drain cannot run. */
@@ -271,15 +285,7 @@ export class WorkerPool {
     };
     this.processes.set(id, worker);
     log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
-    for (const [stream, level] of [
-      [child.stdout, "info"],
-      [child.stderr, "warn"],
-    ] as const) {
-      if (stream)
-        createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-          relayLine(line, level, log),
-        );
-    }
+    relayOutput(child, log);
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
     child.once("close", (code, signal) => {
       this.processes.delete(id);
