@@ -126,7 +126,6 @@ export class EndpointClient {
   private httpOf: HttpClient | undefined;
   private readonly log: Logger;
   private readonly env: Record<string, string | undefined>;
-  private readonly doFetch: typeof fetch;
   private readonly retry: RetryPolicy;
   private readonly poll: RetryPolicy;
   private readonly timeoutMs: number;
@@ -137,7 +136,6 @@ export class EndpointClient {
     if (!id && !options.name) throw new TypeError("EndpointClient needs an endpoint id, url or name");
     this.name = options.name ?? id ?? "";
     this.log = options.logger ?? toolkitLogger(this.env);
-    this.doFetch = options.fetch ?? fetch;
     this.retry = options.retry ?? CONNECT_RETRY;
     this.poll = options.poll ?? POLL_BACKOFF;
     const execution = options.executionTimeoutMs ?? 0;
@@ -488,7 +486,7 @@ export class EndpointClient {
     const { url } = this.resolve();
     this.httpOf = new HttpClient({
       retry: this.retry,
-      fetch: this.doFetch,
+      fetch: this.options.fetch,
       retryStatus: (status) => RETRYABLE_STATUS.has(status),
       circuit: {
         breaker: (this.options.breakers ?? DEFAULT_BREAKERS).for(

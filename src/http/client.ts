@@ -1,7 +1,8 @@
-// The one way flash-worker calls out over HTTP: fetch with a deadline per attempt, withRetry on connection
+// The one way flash-worker calls out over HTTP: node:http (wire.ts) with a deadline per attempt, withRetry on connection
 // failures and overloaded answers, and the target's circuit breaker; callers turn answers into their own errors.
 import type { CircuitBreaker } from "./breaker.js";
 import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
+import { fetchTransport, nodeTransport, type Transport, type WireAnswer } from "./wire.js";
 
 /** Overloaded or timed-out answers that a repeat may fix, as the RunPod APIs send them. */
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
@@ -24,10 +25,7 @@ export interface HttpRequest {
 }
 
 /** An answer with its body read as text. */
-export interface HttpAnswer {
-  response: Response;
-  text: string;
-}
+export type HttpAnswer = WireAnswer;
 
 /** A target's circuit breaker and the caller's error while it is open. */
 export interface Circuit {
@@ -39,6 +37,7 @@ export interface HttpClientOptions {
   retry: RetryPolicy;
   /** Non-2xx answers worth another attempt; connection failures always are. */
   retryStatus: (status: number) => boolean;
+  /** Stands in for the network (tests); node:http otherwise. */
   fetch?: typeof fetch;
   /** Checked before each call and told how it went: failures are connection errors, 5xx and retryable answers. */
   circuit?: Circuit;
@@ -52,10 +51,12 @@ export interface HttpClientOptions {
 export class HttpClient {
   readonly retry: RetryPolicy;
   private readonly doFetch: typeof fetch;
+  private readonly transport: Transport;
 
   constructor(private readonly options: HttpClientOptions) {
     this.retry = options.retry;
     this.doFetch = options.fetch ?? fetch;
+    this.transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport;
   }
 
   /** One attempt, no retries, the body left unread (its deadline runs on while it is read): streams, best-effort calls. */
@@ -87,7 +88,7 @@ export class HttpClient {
         this.retry,
         (attempt) => {
           attempts = attempt;
-          return this.attempt(request);
+          return this.transport(request);
         },
         (outcome) => this.classify(request, outcome),
         {
@@ -107,23 +108,6 @@ export class HttpClient {
     return answer;
   }
 
-  private async attempt(request: HttpRequest): Promise<HttpAnswer> {
-    const { signal, timeoutMs } = request;
-    const limit = timeoutMs === undefined ? undefined : deadline(timeoutMs, signal);
-    try {
-      const response = await this.doFetch(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        signal: limit ? limit.signal : signal,
-      });
-      // A body cut off midway is a lost answer, retried as a dropped connection is.
-      return { response, text: await response.text() };
-    } finally {
-      limit?.clear();
-    }
-  }
-
   private classify(request: HttpRequest, outcome: Outcome<HttpAnswer>): string | undefined {
     if (!outcome.ok) return describeFailure(outcome.error);
     const { response } = outcome.value;
@@ -132,29 +116,6 @@ export class HttpClient {
     }
     return describeAnswer(outcome.value);
   }
-}
-
-/**
- * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
- * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
- * signal keeps track of until they are collected.
- */
-export function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
-    ms,
-  );
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener("abort", onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", onAbort);
-    },
-  };
 }
 
 /** "503 Service Unavailable: <start of the body>". */

@@ -2,8 +2,9 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
-import { deadline, describeFailure, HttpClient } from "../http/client.js";
+import { describeFailure, HttpClient } from "../http/client.js";
 import { PING_RETRY, RESULT_RETRY, type RetryPolicy } from "../http/retry.js";
+import { fetchTransport, nodeTransport, type WireAnswer } from "../http/wire.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -94,7 +95,6 @@ const isRetryable = (status: number) => status >= 500 || status === 429 || statu
 
 export function createPlatformClient(options: ClientOptions): PlatformClient {
   const { platform, log } = options;
-  const doFetch = options.fetch ?? fetch;
   const retry = options.retry ?? RESULT_RETRY;
   const pingRetry = options.pingRetry ?? PING_RETRY;
   const pollTimeoutMs = options.pollTimeoutMs ?? POLL_TIMEOUT_MS;
@@ -110,7 +110,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
   // (the platform is the only target, and giving up on it is the job loop's call, not a circuit's).
   const posts = new HttpClient({
     retry,
-    fetch: doFetch,
+    fetch: options.fetch,
     retryStatus: isRetryable,
     onRetry: (request, failure, attempt, wait) =>
       log.warn(
@@ -124,18 +124,13 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
         `${request.what} for job ${request.id} failed after ${attempts} attempts: ${describeFailure(cause)}`,
       ),
   });
-  const pings = new HttpClient({ retry: pingRetry, fetch: doFetch, retryStatus: isRetryable });
+  const pings = new HttpClient({ retry: pingRetry, fetch: options.fetch, retryStatus: isRetryable });
 
-  // Long polls go straight to fetch: one attempt whose backoff the job loop owns, so the hot path allocates no more.
+  // Long polls go straight to the transport: one attempt whose backoff the job loop owns.
+  const transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport;
   /** A long-poll GET; resolves with the status and the whole body, so the deadline covers both. */
-  async function get(url: string, signal: AbortSignal): Promise<{ response: Response; text: string }> {
-    const limit = deadline(pollTimeoutMs, signal);
-    try {
-      const response = await doFetch(url, { method: "GET", headers: sessionHeaders, signal: limit.signal });
-      return { response, text: await response.text() };
-    } finally {
-      limit.clear();
-    }
+  function get(url: string, signal: AbortSignal): Promise<WireAnswer> {
+    return transport({ method: "GET", url, headers: sessionHeaders, timeoutMs: pollTimeoutMs, signal });
   }
 
   /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */

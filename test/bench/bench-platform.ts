@@ -1,7 +1,8 @@
 // A minimal platform for benchmarks: hands out no-op jobs as fast as asked and times each job's round trip.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -105,9 +106,17 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** A node child in the repository root with a minimal environment; its output is read and dropped. */
-export function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, args, {
+/**
+ * A node child in the repository root with a minimal environment; its output is read and dropped. `cpus`
+ * (e.g. "1") pins it with taskset, apart from the platform; `node` runs another Node binary.
+ */
+export function spawnNode(
+  args: string[],
+  env: Record<string, string>,
+  { cpus, node = process.execPath }: { cpus?: string; node?: string } = {},
+): ChildProcess {
+  const [command, argv] = cpus ? ["taskset", ["-c", cpus, node, ...args]] : [node, args];
+  const child = spawn(command, argv, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -115,6 +124,21 @@ export function spawnNode(args: string[], env: Record<string, string>): ChildPro
   child.stdout?.resume();
   child.stderr?.resume();
   return child;
+}
+
+/**
+ * Pins this process (the bench platform) to the first CPU and hands back the CPUs left for the process under
+ * test, or undefined on a one-CPU machine; `release()` undoes the pin.
+ */
+export function pinApart(): { worker: string | undefined; release(): void } {
+  const count = availableParallelism();
+  if (count < 2) return { worker: undefined, release() {} };
+  execFileSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
+  return {
+    worker: count === 2 ? "1" : `1-${count - 1}`,
+    release: () =>
+      execFileSync("taskset", ["-cp", `0-${count - 1}`, String(process.pid)], { stdio: "ignore" }),
+  };
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {

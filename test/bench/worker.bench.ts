@@ -1,7 +1,8 @@
 // Queue worker: jobs/s, per-job overhead, start-up and idle memory, each beside a baseline from the same run.
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { BenchPlatform, percentile, spawnNode, stopChild } from "./bench-platform.js";
+import { BenchPlatform, percentile, pinApart, spawnNode, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -28,13 +29,30 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-async function throughput(args: string[], concurrency: number, jobs: number): Promise<Throughput> {
+/** Medians of each figure over several runs. */
+function medians(runs: Throughput[]): Throughput {
+  const m = (f: (t: Throughput) => number) => percentile(runs.map(f), 50);
+  return {
+    jobsPerSecond: m((t) => t.jobsPerSecond),
+    p50: m((t) => t.p50),
+    p99: m((t) => t.p99),
+    cpuMsPerJob: m((t) => t.cpuMsPerJob),
+    rssMb: m((t) => t.rssMb),
+  };
+}
+
+async function throughput(
+  args: string[],
+  concurrency: number,
+  jobs: number,
+  cpus?: string,
+): Promise<Throughput> {
   const platform = await new BenchPlatform().start();
-  const child = spawnNode(args, {
-    ...platform.env(),
-    BENCH_CONCURRENCY: String(concurrency),
-    LOG_LEVEL: "INFO",
-  });
+  const child = spawnNode(
+    args,
+    { ...platform.env(), BENCH_CONCURRENCY: String(concurrency), LOG_LEVEL: "INFO" },
+    { cpus },
+  );
   try {
     await platform.serve(200); // warm-up: JIT, connections
     const cpuBefore = cpuMs(child.pid!);
@@ -53,12 +71,12 @@ async function throughput(args: string[], concurrency: number, jobs: number): Pr
 }
 
 /** ms from spawning the process to its first job-take arriving; median of several runs. */
-async function startup(args: string[], runs = 7): Promise<number> {
+async function startup(args: string[], cpus: string | undefined, runs = 7): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const platform = await new BenchPlatform().start();
     const spawned = performance.now();
-    const child = spawnNode(args, platform.env());
+    const child = spawnNode(args, platform.env(), { cpus });
     while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 1));
     times.push(platform.firstTakeAt - spawned);
     await stopChild(child);
@@ -86,34 +104,63 @@ async function fitnessMs(args: string[], runs = 7): Promise<number> {
   return percentile(times, 50);
 }
 
-async function idleRss(args: string[]): Promise<number> {
+/** RSS once started and waiting for work (first take + 2 s), then again 2 s after 500 jobs. */
+async function idleRss(args: string[], node?: string): Promise<{ started: number; afterJobs: number }> {
   const platform = await new BenchPlatform().start();
-  const child = spawnNode(args, platform.env());
+  const child = spawnNode(args, platform.env(), { node });
   try {
+    while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 2000));
+    const started = rssMb(child.pid!);
     await platform.serve(500);
     await new Promise((r) => setTimeout(r, 2000));
-    return rssMb(child.pid!);
+    return { started, afterJobs: rssMb(child.pid!) };
   } finally {
     await stopChild(child);
     await platform.close();
   }
 }
 
+/** runpod-python's worker idle, measured elsewhere (issue 18): it cannot be installed here. */
+const RUNPOD_PYTHON_IDLE_MB = 86;
+/** What the images' entrypoint starts node with (docker/entrypoint.sh). */
+const IMAGE_NODE_FLAGS = ["--max-semi-space-size=4"];
+
 const bench = async (): Promise<BenchRow[]> => {
+  // The worker on its own CPU(s), the platform on the first: contention would flatter the ratios.
+  const pin = pinApart();
+  try {
+    return await measure(pin.worker);
+  } finally {
+    pin.release();
+  }
+};
+
+async function measure(cpus: string | undefined): Promise<BenchRow[]> {
   const worker = [FLASH, "start", fixture("noop.mjs")];
   const bare = [fixture("bare-loop.mjs")];
+  const bareHttp = [fixture("bare-http-loop.mjs")];
   const rows: BenchRow[] = [];
+  const pinned = cpus ? `, worker pinned to CPU ${cpus}` : "";
   for (const [concurrency, jobs] of [
     [1, 5000],
     [32, 10_000],
   ] as const) {
-    const base = await throughput(bare, concurrency, jobs);
-    const ours = await throughput(worker, concurrency, jobs);
+    // Three rounds, the three processes taking turns; medians of each figure.
+    const rounds: Throughput[][] = [[], [], []];
+    for (let round = 0; round < 3; round++) {
+      for (const [i, args] of [bare, bareHttp, worker].entries()) {
+        rounds[i]!.push(await throughput(args, concurrency, jobs, cpus));
+      }
+    }
+    const [base, baseHttp, ours] = rounds.map(medians) as [Throughput, Throughput, Throughput];
     const ratio = ours.jobsPerSecond / base.jobsPerSecond;
-    const bareName = concurrency === 1 ? "bare fetch loop" : "bare fetch loop, 32 lanes";
+    const lanes = concurrency === 1 ? "" : ", 32 lanes";
+    const bareName = `bare fetch loop${lanes}`;
+    const httpName = `bare node:http loop${lanes}`;
     rows.push({
       suite: "queue worker",
-      name: `no-op jobs/s, concurrency ${concurrency}`,
+      name: `no-op jobs/s, concurrency ${concurrency}${pinned} (medians of 3)`,
       value: ours.jobsPerSecond,
       unit: "jobs/s",
       baseline: { name: bareName, value: base.jobsPerSecond },
@@ -128,6 +175,20 @@ const bench = async (): Promise<BenchRow[]> => {
       baseline: { name: bareName, value: base.cpuMsPerJob },
       target: "<= bare / 0.85",
       ok: ours.cpuMsPerJob <= base.cpuMsPerJob / 0.85,
+    });
+    rows.push({
+      suite: "queue worker",
+      name: `no-op jobs/s, concurrency ${concurrency}, beside a loop on the worker's own transport`,
+      value: ours.jobsPerSecond,
+      unit: "jobs/s",
+      baseline: { name: httpName, value: baseHttp.jobsPerSecond },
+    });
+    rows.push({
+      suite: "queue worker",
+      name: `worker CPU per job, concurrency ${concurrency}, beside a loop on the worker's own transport`,
+      value: ours.cpuMsPerJob,
+      unit: "ms",
+      baseline: { name: httpName, value: baseHttp.cpuMsPerJob },
     });
     rows.push({
       suite: "queue worker",
@@ -157,9 +218,9 @@ const bench = async (): Promise<BenchRow[]> => {
       });
     }
   }
-  const bareStart = await startup(bare);
-  const jsStart = await startup(worker);
-  const tsStart = await startup([FLASH, "start", fixture("noop.ts")]);
+  const bareStart = await startup(bare, cpus);
+  const jsStart = await startup(worker, cpus);
+  const tsStart = await startup([FLASH, "start", fixture("noop.ts")], cpus);
   rows.push({
     suite: "queue worker",
     name: "process start → first job-take (handler.mjs)",
@@ -193,14 +254,45 @@ const bench = async (): Promise<BenchRow[]> => {
   const ourRss = await idleRss(worker);
   rows.push({
     suite: "queue worker",
-    name: "idle RSS after 500 jobs (worker + heartbeat thread)",
-    value: ourRss,
+    name: "idle RSS, started and waiting for work (worker + heartbeat thread)",
+    value: ourRss.started,
     unit: "MB",
-    baseline: { name: "bare fetch loop", value: bareRss },
+    baseline: { name: "bare fetch loop", value: bareRss.started },
     target: "<= 65 MB",
-    ok: ourRss <= 65,
+    ok: ourRss.started <= 65,
   });
+  rows.push({
+    suite: "queue worker",
+    name: "idle RSS after 500 jobs",
+    value: ourRss.afterJobs,
+    unit: "MB",
+    baseline: { name: "bare fetch loop", value: bareRss.afterJobs },
+    target: "<= 1.1× bare loop",
+    ok: ourRss.afterJobs <= 1.1 * bareRss.afterJobs,
+  });
+  // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
+  for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {
+    const version = execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
+    const theirs = await idleRss(bare, node);
+    const image = await idleRss([...IMAGE_NODE_FLAGS, ...worker], node);
+    rows.push({
+      suite: "queue worker",
+      name: `idle RSS on Node ${version} with the entrypoint's ${IMAGE_NODE_FLAGS.join(" ")}, started and waiting`,
+      value: image.started,
+      unit: "MB",
+      baseline: { name: `bare fetch loop, Node ${version}`, value: theirs.started },
+      target: `<= runpod-python's ${RUNPOD_PYTHON_IDLE_MB} MB (measured elsewhere)`,
+      ok: image.started <= RUNPOD_PYTHON_IDLE_MB,
+    });
+    rows.push({
+      suite: "queue worker",
+      name: `idle RSS on Node ${version} with the entrypoint's ${IMAGE_NODE_FLAGS.join(" ")}, after 500 jobs`,
+      value: image.afterJobs,
+      unit: "MB",
+      baseline: { name: `bare fetch loop, Node ${version}`, value: theirs.afterJobs },
+    });
+  }
   return rows;
-};
+}
 
 export default bench;

@@ -1,0 +1,163 @@
+// One HTTP exchange over Node's own http/https with kept-alive connections, the answer's body read whole as text.
+// Why not fetch: on Node 20 a take → done pair through fetch costs ~0.5 ms more CPU than through node:http, most of
+// a no-op job (docs/benchmarks.md); undici's own request() is as fast but its import costs ~65 ms and ~20 MB.
+import http from "node:http";
+import https from "node:https";
+
+export interface WireRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Deadline of the whole exchange, answer body included. */
+  timeoutMs?: number;
+  /** Aborting ends the exchange; it rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** What callers read of an answer: the part of fetch's Response the runtime uses. */
+export interface WireResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** An answer with its body read as text. */
+export interface WireAnswer {
+  response: WireResponse;
+  text: string;
+}
+
+/** Sends one request and reads its answer; callers own retries. */
+export type Transport = (request: WireRequest) => Promise<WireAnswer>;
+
+/** The exchange ran past its deadline. */
+export class WireTimeoutError extends Error {
+  override readonly name = "TimeoutError";
+  readonly code = "ETIMEDOUT";
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+// Kept-alive connections; Node's agents close an idle one when the server's Keep-Alive hint says it will.
+const agents = {
+  http: new http.Agent({ keepAlive: true }),
+  https: new https.Agent({ keepAlive: true }),
+};
+
+function responseOf(res: http.IncomingMessage): WireResponse {
+  const status = res.statusCode ?? 0;
+  const raw = res.headers;
+  return {
+    ok: status >= 200 && status < 300,
+    status,
+    statusText: res.statusMessage ?? "",
+    headers: {
+      get(name: string): string | null {
+        const value = raw[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+      },
+    },
+  };
+}
+
+/** The default transport: node:http or node:https by the URL's scheme. */
+export const nodeTransport: Transport = (request) =>
+  new Promise<WireAnswer>((resolve, reject) => {
+    const { signal, timeoutMs } = request;
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const secure = request.url.startsWith("https:");
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const finish = (error: unknown, answer?: WireAnswer) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (answer) resolve(answer);
+      else reject(error);
+    };
+    const req = (secure ? https : http).request(
+      request.url,
+      { method: request.method, headers: request.headers, agent: secure ? agents.https : agents.http },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text =
+            chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+          finish(undefined, { response: responseOf(res), text });
+        });
+        // A body cut off midway is a lost answer, as a dropped connection is.
+        res.on("close", () => {
+          if (!res.complete) finish(new Error("the answer was cut off (ECONNRESET)"));
+        });
+        res.on("error", (err) => finish(err));
+      },
+    );
+    const onAbort = () => {
+      const reason = abortReason(signal!);
+      finish(reason);
+      req.destroy();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        finish(new WireTimeoutError(timeoutMs));
+        req.destroy();
+      }, timeoutMs);
+    }
+    req.on("error", (err) => finish(err));
+    req.end(request.body);
+  });
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+/** A transport over a fetch function: what tests pass to stand in for the network. */
+export function fetchTransport(doFetch: typeof fetch): Transport {
+  return async (request) => {
+    const { signal, timeoutMs } = request;
+    const limit = timeoutMs === undefined ? undefined : deadline(timeoutMs, signal);
+    try {
+      const response = await doFetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: limit ? limit.signal : signal,
+      });
+      return { response, text: await response.text() };
+    } finally {
+      limit?.clear();
+    }
+  };
+}
+
+/**
+ * A request's deadline, also ended by `outer`: one controller and one timer cleared when the request is
+ * done. Cheaper per request than AbortSignal.any + AbortSignal.timeout, whose dependants a long-lived
+ * signal keeps track of until they are collected.
+ */
+export function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
