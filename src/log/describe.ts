@@ -1,4 +1,4 @@
-// How a thrown value reads in a log line; apart from index.ts so the heartbeat thread can use it without pino.
+// How a thrown value reads in a log line.
 
 /** Formats an unknown thrown value for a log line. */
 export function describeError(err: unknown): string {

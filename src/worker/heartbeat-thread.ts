@@ -2,7 +2,7 @@
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { describeError } from "../log/describe.js";
-import { lazyLogger } from "../log/lazy.js";
+import { createLogger } from "../log/index.js";
 import { createPlatformClient } from "./client.js";
 import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
 import { JobBoard } from "./job-board.js";
@@ -10,23 +10,19 @@ import { JobBoard } from "./job-board.js";
 const { config, intervalMs, board: shared } = workerData as HeartbeatData;
 let board = new JobBoard(shared);
 // Written straight to fd 1: the thread's process.stdout is relayed through the main thread, which may be busy.
-// pino loads on the first line written: at INFO a healthy heartbeat writes none.
-const log = lazyLogger(
-  {
-    level: config.logLevel,
-    json: config.logJson,
-    destination: {
-      write: (line: string) => {
-        try {
-          writeSync(1, line);
-        } catch {
-          // stdout closed (EPIPE): pings matter more than their log lines.
-        }
-      },
+const log = createLogger({
+  level: config.logLevel,
+  json: config.logJson,
+  destination: {
+    write: (line: string) => {
+      try {
+        writeSync(1, line);
+      } catch {
+        // stdout closed (EPIPE): pings matter more than their log lines.
+      }
     },
   },
-  { subject: "heartbeat" },
-);
+}).child({ subject: "heartbeat" });
 const client = createPlatformClient({ platform: config.platform, log });
 
 let timer: NodeJS.Timeout | undefined;

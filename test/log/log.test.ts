@@ -51,4 +51,33 @@ describe("logger", () => {
     expect(truncateMessage("short")).toBe("short");
     expect(JSON.parse(formatRecord({ level: 30, msg: long }, true)).message).toBe(cut);
   });
+
+  it("fields: undefined ones dropped, cycles and bigints never make a log call throw", () => {
+    const { log, lines } = capture(false);
+    log.warn("retrying", { jobId: undefined });
+    const cyclic: Record<string, unknown> = { name: "a" };
+    cyclic.self = cyclic;
+    log.info("odd", { cyclic, big: 2n ** 70n, err: new TypeError("bad") });
+    expect(lines[0]).toMatch(/ \| WARN \| flash-worker \| retrying\n$/);
+    expect(lines[1]).toMatch(
+      / \| odd \| \{"cyclic":\{"name":"a","self":"\[Circular\]"\},"big":"1180591620717411303424","err":\{"type":"TypeError","message":"bad"\}\}\n$/,
+    );
+    const json = capture(true);
+    json.log.child({ requestId: "j1" }).info("x", { cyclic });
+    expect(JSON.parse(json.lines[0]!)).toStrictEqual({
+      requestId: "j1",
+      level: "INFO",
+      message: "x",
+      cyclic: { name: "a", self: "[Circular]" },
+    });
+  });
+
+  it("a child's bindings add up; a call's fields win over them", () => {
+    const { log, lines } = capture(true);
+    const child = log.child({ subject: "worker" }).child({ requestId: "j1" });
+    child.info("a");
+    child.info("b", { requestId: "j2" });
+    expect(child.level).toBe("DEBUG");
+    expect(lines.map((l) => JSON.parse(l).requestId)).toEqual(["j1", "j2"]);
+  });
 });
