@@ -46,12 +46,13 @@ async function throughput(
   concurrency: number,
   jobs: number,
   cpus?: string,
+  node?: string,
 ): Promise<Throughput> {
   const platform = await new BenchPlatform().start();
   const child = spawnNode(
     args,
     { ...platform.env(), BENCH_CONCURRENCY: String(concurrency), LOG_LEVEL: "INFO" },
-    { cpus },
+    { cpus, node },
   );
   try {
     await platform.serve(200); // warm-up: JIT, connections
@@ -104,6 +105,23 @@ async function fitnessMs(args: string[], runs = 7): Promise<number> {
   return percentile(times, 50);
 }
 
+/** Three rounds, the processes taking turns; medians of each figure, one per process. */
+async function rounds<const P extends readonly string[][]>(
+  processes: P,
+  concurrency: number,
+  jobs: number,
+  cpus: string | undefined,
+  node?: string,
+): Promise<{ [K in keyof P]: Throughput }> {
+  const runs: Throughput[][] = processes.map(() => []);
+  for (let round = 0; round < 3; round++) {
+    for (const [i, args] of processes.entries()) {
+      runs[i]!.push(await throughput(args, concurrency, jobs, cpus, node));
+    }
+  }
+  return runs.map(medians) as { [K in keyof P]: Throughput };
+}
+
 /** RSS once started and waiting for work (first take + 2 s), then again 2 s after 500 jobs. */
 async function idleRss(args: string[], node?: string): Promise<{ started: number; afterJobs: number }> {
   const platform = await new BenchPlatform().start();
@@ -146,14 +164,7 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
     [1, 5000],
     [32, 10_000],
   ] as const) {
-    // Three rounds, the three processes taking turns; medians of each figure.
-    const rounds: Throughput[][] = [[], [], []];
-    for (let round = 0; round < 3; round++) {
-      for (const [i, args] of [bare, bareHttp, worker].entries()) {
-        rounds[i]!.push(await throughput(args, concurrency, jobs, cpus));
-      }
-    }
-    const [base, baseHttp, ours] = rounds.map(medians) as [Throughput, Throughput, Throughput];
+    const [base, baseHttp, ours] = await rounds([bare, bareHttp, worker], concurrency, jobs, cpus);
     const ratio = ours.jobsPerSecond / base.jobsPerSecond;
     const lanes = concurrency === 1 ? "" : ", 32 lanes";
     const bareName = `bare fetch loop${lanes}`;
@@ -273,6 +284,31 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
   // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
   for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {
     const version = execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
+    for (const [concurrency, jobs] of [
+      [1, 5000],
+      [32, 10_000],
+    ] as const) {
+      const [base, ours] = await rounds([bare, worker], concurrency, jobs, cpus, node);
+      const lanes = concurrency === 1 ? "" : ", 32 lanes";
+      rows.push({
+        suite: "queue worker",
+        name: `Node ${version}: no-op jobs/s, concurrency ${concurrency}${pinned} (medians of 3)`,
+        value: ours.jobsPerSecond,
+        unit: "jobs/s",
+        baseline: { name: `bare fetch loop${lanes}, Node ${version}`, value: base.jobsPerSecond },
+        target: ">= 0.85× bare loop",
+        ok: ours.jobsPerSecond >= 0.85 * base.jobsPerSecond,
+      });
+      rows.push({
+        suite: "queue worker",
+        name: `Node ${version}: worker CPU per job (all threads), concurrency ${concurrency}`,
+        value: ours.cpuMsPerJob,
+        unit: "ms",
+        baseline: { name: `bare fetch loop${lanes}, Node ${version}`, value: base.cpuMsPerJob },
+        target: "<= bare / 0.85",
+        ok: ours.cpuMsPerJob <= base.cpuMsPerJob / 0.85,
+      });
+    }
     const theirs = await idleRss(bare, node);
     const image = await idleRss([...IMAGE_NODE_FLAGS, ...worker], node);
     rows.push({
