@@ -11,6 +11,8 @@ checks=(
   "debootstrap|test -x /usr/sbin/debootstrap || command -v debootstrap" # the images' stand-in base
   "docker-registry|command -v docker-registry"                         # a loopback OCI registry for deploy tests
   "wrk|command -v wrk"                                                 # HTTP load for the routes benchmark
+  "python3-fastapi|/usr/bin/python3 -c 'import fastapi'"              # the serve-api benchmark's runpod-python stand-in
+  "python3-uvicorn|/usr/bin/python3 -c 'import uvicorn'"              # its server
   "gcc|command -v cc"                                                  # the stand-in GPU driver for the koffi binding tests
 )
 

@@ -1,5 +1,5 @@
 // The one job engine: runs a handler on one job (plain, promised or streamed) and shapes its result.
-import type { Logger } from "../log/index.js";
+import { flushLog, type Logger } from "../log/index.js";
 import { stackText } from "../log/stack.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";
 import { findUnsafeJson } from "./json-safe.js";
@@ -121,6 +121,7 @@ async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptio
 
   let returned: unknown;
   try {
+    flushLog(); // the lines before it, "Started." among them, must not wait behind a handler that blocks
     const value = handler(job);
     const settled = isThenable(value) ? await untilAborted(Promise.resolve(value), signal) : value;
     if (settled === ABORTED) return { kind: "aborted", reason: signal.reason, handlerMs: elapsed() };
@@ -150,6 +151,7 @@ async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptio
     for (;;) {
       let step: IteratorResult<unknown, unknown> | typeof ABORTED;
       try {
+        flushLog();
         const next = iterator.next();
         step = isThenable(next) ? await untilAborted(Promise.resolve(next), signal) : next;
       } catch (err) {

@@ -2,7 +2,10 @@
 // Not pino: it writes only its own JSON records (these lines were pino's JSON parsed back and reshaped), and its
 // import costs ~8.6 MB of RSS and ~16 ms of start on Node 20, an eighth of an idle worker (docs/design.md §4).
 
+import { stdoutLines } from "./stdout.js";
+
 export { describeError } from "./describe.js";
+export { flushLog } from "./stdout.js";
 
 /** The levels users name in LOG_LEVEL; "SILENT" turns logging off (runpod-python's NOTSET). */
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR" | "SILENT";
@@ -29,7 +32,7 @@ export interface LoggerOptions {
   level: LogLevel;
   /** JSON lines for the platform's log collector (set when RUNPOD_ENDPOINT_ID is present). */
   json: boolean;
-  /** Where lines go; stdout by default, like runpod-python. */
+  /** Where lines go; stdout by default, like runpod-python (gathered per turn of the event loop: log/stdout.ts). */
   destination?: { write(line: string): unknown };
 }
 
@@ -129,20 +132,6 @@ class LineLogger implements Logger {
   }
 }
 
-/** stdout whose reader went away (EPIPE) is dropped, instead of every failed write logging another error. */
-let stdoutGone = false;
-const stdout = {
-  write(line: string): void {
-    if (stdoutGone) return;
-    if (process.stdout.listenerCount("error") === 0) {
-      process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-        if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") stdoutGone = true;
-      });
-    }
-    process.stdout.write(line);
-  },
-};
-
 export function createLogger(options: LoggerOptions): Logger {
-  return new LineLogger(options.destination ?? stdout, options.json, options.level, {});
+  return new LineLogger(options.destination ?? stdoutLines, options.json, options.level, {});
 }

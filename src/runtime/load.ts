@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FlashError } from "../errors.js";
+import { flushLog } from "../log/index.js";
 import { stackText } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "./registry.js";
 import { compiledHandler } from "./ts-cache.js";
@@ -108,6 +109,7 @@ export async function loadApp(file: string): Promise<App> {
   reg.managed = true;
   const url = pathToFileURL(file).href;
   let mod: Module;
+  flushLog(); // the user's module code may block: lines logged before it go out first
   try {
     mod = [".ts", ".mts", ".cts", ".tsx"].includes(extname(file))
       ? await importTypeScript(file, url)
