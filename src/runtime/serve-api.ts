@@ -4,6 +4,7 @@ import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
+import { isOpenAICompatible } from "../routes/openai.js";
 import type { PlatformClient } from "../worker/client.js";
 import { inProcessClient } from "./in-process-client.js";
 
@@ -34,7 +35,14 @@ export async function serveApi(
     port: config.apiPort,
     ...(config.localApiKey ? { apiKey: config.localApiKey } : {}),
     logger: log,
-    endpoints: [{ id: ENDPOINT_ID, name: config.file ?? "this process" }],
+    endpoints: [
+      {
+        id: ENDPOINT_ID,
+        name: config.file ?? "this process",
+        // The console offers its chat form, as `flash dev` does for the same handler.
+        ...(isOpenAICompatible(app.fn) ? { openaiCompatible: true } : {}),
+      },
+    ],
     rootEndpoint: ENDPOINT_ID,
   });
   const worker = parseConfig([], platform.workerEnv(ENDPOINT_ID, WORKER_ID)).config;

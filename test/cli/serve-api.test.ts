@@ -179,4 +179,29 @@ describe("--rp_serve_api", () => {
       expect(await server.exited).toBe(0);
     }
   });
+
+  it("an openaiCompatible() handler: the console is told, so its playground offers the chat form", async () => {
+    const port = await freePort();
+    const server = flash([
+      "start",
+      "examples/openai-compatible/handler.ts",
+      "--rp_serve_api",
+      "--rp_api_port",
+      String(port),
+      "--api-key",
+      "k1",
+    ]);
+    try {
+      await server.waitForLine(/Worker \S+ started/);
+      const endpoints = (await (
+        await fetch(`http://127.0.0.1:${port}/console/api/endpoints`, {
+          headers: { authorization: "Bearer k1" },
+        })
+      ).json()) as { id: string; openaiCompatible?: boolean }[];
+      expect(endpoints.map((e) => [e.id, e.openaiCompatible])).toEqual([["local", true]]);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+  });
 });
