@@ -29,6 +29,8 @@ fi
 # Exactly the locked production dependencies; no lifecycle scripts (tsc is not here and dist/ is built).
 # The npm cache lives in /tmp for this step only, so no cache ends up in the image.
 cd "$RUNTIME"
+# npm never packs package-lock.json: an installed flash-worker carries the copy `npm run build` writes to dist/.
+[[ -f package-lock.json ]] || cp dist/package-lock.json package-lock.json
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn
 rm -rf /tmp/npm-cache /root/.npm
 # Installed by copy rather than `npm install -g`, so npm did not mark the bin executable.

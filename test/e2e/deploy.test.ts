@@ -4,7 +4,7 @@
 // containers; then a redeploy (PATCH, a new image) and undeploy. Needs root, buildah and docker-registry
 // (scripts/test-deps.sh); skipped, saying why, without them. The runtime image is built once on a debootstrap
 // stand-in and kept in FLASH_DEPLOY_TEST_STORAGE (default /var/tmp/flash-deploy-storage) for later runs.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   mkdirSync,
@@ -167,6 +167,12 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     await proxy?.close();
     await platform?.close();
     registry?.stop();
+    // The app images these tests built (named after their loopback registries) would pile up in the kept
+    // storage, a full copy each under vfs; the runtime and stand-in images stay for the next run.
+    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
+    const built = names.filter((name) => name.startsWith("127.0.0.1:"));
+    if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    buildah(["rmi", "--prune"]);
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
   });
@@ -366,5 +372,104 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       endpoints: unknown[];
     };
     expect(left.endpoints).toEqual([]);
+  });
+
+  it("from the package as users install it (npm pack → npm install): the runtime image is built from its own Dockerfile", {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-installed-"));
+    // examples/echo is a GPU endpoint: its runtime image, set aside (restored at the end), so this deploy has
+    // to build it from the package.
+    const runtime = "localhost/flash-worker:cuda";
+    const aside = "localhost/flash-worker-aside:cuda";
+    const hadRuntime = buildah(["tag", runtime, aside]).status === 0;
+    if (hadRuntime) buildah(["rmi", runtime]);
+    try {
+      mkdirSync(join(dir, "vendor"));
+      const packed = JSON.parse(
+        execFileSync(
+          "npm",
+          ["pack", "--json", "--ignore-scripts", "--pack-destination", join(dir, "vendor")],
+          {
+            cwd: ROOT,
+            encoding: "utf8",
+            stdio: ["ignore", "pipe", "ignore"],
+          },
+        ),
+      ) as [{ filename: string }];
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({
+          name: "installed-app",
+          type: "module",
+          allowScripts: { esbuild: false, koffi: false },
+        }),
+      );
+      const installed = spawnSync(
+        "npm",
+        ["install", "--no-audit", "--no-fund", "--prefer-offline", `./vendor/${packed[0].filename}`],
+        { cwd: dir, encoding: "utf8" },
+      );
+      expect(installed.status, installed.stdout + installed.stderr).toBe(0);
+      mkdirSync(join(dir, "echo"));
+      copyFileSync(join(ROOT, "examples/echo/handler.ts"), join(dir, "echo/handler.ts"));
+      const cliOfPackage = join(dir, "node_modules/flash-worker/dist/cli/main.js");
+      // Asynchronously: the platform and the proxy it talks to live in this process.
+      const run = (args: string[]) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [cliOfPackage, ...args, "--api-url", proxy.url], {
+            cwd: dir,
+            env: {
+              PATH: process.env.PATH ?? "",
+              HOME: home,
+              RUNPOD_API_KEY: KEY,
+              FLASH_CONTAINER_STORAGE: STORAGE,
+              FLASH_NODE_BASE_IMAGE: STANDIN,
+            },
+            stdio: ["ignore", "pipe", "pipe"],
+          });
+          let stdout = "";
+          let stderr = "";
+          child.stdout.on("data", (c: Buffer) => {
+            stdout += c.toString("utf8");
+          });
+          child.stderr.on("data", (c: Buffer) => {
+            stderr += c.toString("utf8");
+          });
+          child.once("close", (status) => resolve({ status, stdout, stderr }));
+        });
+      const deployedFromPackage = await run([
+        "deploy",
+        "--image",
+        `${registry.host}/installed:1`,
+        "echo/handler.ts",
+      ]);
+      expect(deployedFromPackage.status, deployedFromPackage.stderr.slice(-3000)).toBe(0);
+      expect(deployedFromPackage.stderr).toContain(
+        `building it first from ${join(dir, "node_modules/flash-worker/Dockerfile.gpu")}`,
+      );
+      expect(buildah(["inspect", "--type", "image", runtime]).status).toBe(0);
+      const client = new EndpointClient({
+        name: "echo",
+        cwd: dir,
+        apiKey: KEY,
+        timeoutMs: 300_000,
+        breakers: new CircuitBreakers(),
+        logger: createLogger({ level: "ERROR", json: false }),
+      });
+      expect(await client.runsync({ from: "the installed package" })).toMatchObject({
+        status: "COMPLETED",
+        output: { from: "the installed package" },
+      });
+      const removed = await run(["undeploy", "--all", "--yes"]);
+      expect(removed.status, removed.stderr).toBe(0);
+    } finally {
+      if (hadRuntime) {
+        buildah(["rmi", "--force", runtime]);
+        buildah(["tag", aside, runtime]);
+        buildah(["rmi", aside]);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
