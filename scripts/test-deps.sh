@@ -13,6 +13,7 @@ checks=(
   "wrk|command -v wrk"                                                 # HTTP load for the routes benchmark
   "python3-fastapi|/usr/bin/python3 -c 'import fastapi'"              # the serve-api benchmark's runpod-python stand-in
   "python3-uvicorn|/usr/bin/python3 -c 'import uvicorn'"              # its server
+  "openssl|command -v openssl"                                         # a TLS certificate for the https transport test
   "gcc|command -v cc"                                                  # the stand-in GPU driver for the koffi binding tests
 )
 

@@ -1,0 +1,91 @@
+// The node:http transport over TLS, as the worker reaches the real platform (https): the server's certificate
+// is checked against the trusted CAs, and one kept-alive connection carries the requests.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const CLIENT = fileURLToPath(new URL("./fixtures/tls-client.ts", import.meta.url));
+
+let dir = "";
+let server: Server;
+let url = "";
+const connections = new Set<number>();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "flash-tls-"));
+  // A certificate for 127.0.0.1, made here (scripts/test-deps.sh installs openssl).
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ]),
+    { stdio: "ignore" },
+  );
+  server = createServer(
+    { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
+    (request, response) => {
+      connections.add(request.socket.remotePort ?? 0);
+      let body = "";
+      request.on("data", (chunk: Buffer) => {
+        body += chunk.toString("utf8");
+      });
+      request.on("end", () => {
+        response
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ echo: JSON.parse(body) }));
+      });
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The client in its own process: NODE_EXTRA_CA_CERTS is read when Node starts. */
+function client(
+  env: Record<string, string>,
+): Promise<{ answers?: { status: number; text: string }[]; error?: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", CLIENT, url], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+    });
+    child.once("error", reject);
+    child.once("close", () => resolve(JSON.parse(out)));
+  });
+}
+
+describe("nodeTransport over https", () => {
+  it("refuses a server whose certificate no trusted CA signed", async () => {
+    const result = await client({});
+    expect(result.error).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
+  });
+
+  it("with the server's CA trusted: answers come back over one kept-alive TLS connection", async () => {
+    connections.clear();
+    const result = await client({ NODE_EXTRA_CA_CERTS: join(dir, "cert.pem") });
+    expect(result.answers).toEqual(
+      [0, 1, 2].map((i) => ({ status: 200, text: JSON.stringify({ echo: { i } }) })),
+    );
+    expect(connections.size).toBe(1);
+  });
+});
