@@ -74,7 +74,7 @@ export const nodeTransport: Transport = (request) =>
       reject(abortReason(signal));
       return;
     }
-    const secure = request.url.startsWith("https:");
+    const secure = /^https:/i.test(request.url);
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = (error: unknown, answer?: WireAnswer) => {
