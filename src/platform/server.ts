@@ -1,7 +1,7 @@
 // startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
@@ -23,6 +23,7 @@ import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./st
 import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
 import { newApiKey, newShortId } from "./state/ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
+import { playgroundSample } from "./state/sample.js";
 import { Scheduler } from "./state/scheduler.js";
 import {
   type LbEndpointInfo,
@@ -411,7 +412,7 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
   }
   const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
   const command = init.command ?? (file ? workerCommand(file) : undefined);
-  const sample = file ? sampleJob(file) : undefined;
+  const sample = file ? playgroundSample(file) : undefined;
   return {
     id,
     name: init.name ?? id,
@@ -425,16 +426,4 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     ...(sample ? { sample } : {}),
     ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
   };
-}
-
-/** test_input.json beside the handler, pretty-printed, when it is a job body (an object with "input"). */
-function sampleJob(file: string): string | undefined {
-  try {
-    const parsed = JSON.parse(readFileSync(join(dirname(file), "test_input.json"), "utf8")) as unknown;
-    if (typeof parsed === "object" && parsed !== null && "input" in parsed)
-      return JSON.stringify(parsed, null, 2);
-  } catch {
-    // None, or not JSON: the playground starts from its default body.
-  }
-  return undefined;
 }

@@ -70,6 +70,13 @@ beforeAll(async () => {
     ],
     loadBalanced: [
       { id: "routes", file: join(ROOT, "test/fixtures/lb-routes.ts"), cwd: ROOT, workers: [1, 1] },
+      // Never called (no worker starts): here for the playground's first request from its test_input.json.
+      {
+        id: "lb-example",
+        file: join(ROOT, "examples/load-balanced/handler.ts"),
+        cwd: ROOT,
+        workers: [0, 1],
+      },
     ],
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -287,6 +294,11 @@ describe("console in a browser", () => {
     await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
     await visible(page.locator('[data-endpoint-id="routes"]'));
     await page.click('nav.tabs [data-tab="playground"]');
+    // A fresh browser: a load-balanced endpoint's first request is the first of its test_input.json.
+    await page.selectOption("#pg-endpoint", "lb-example");
+    expect(await page.inputValue("#pg-method")).toBe("POST");
+    expect(await page.inputValue("#pg-path")).toBe("/echo");
+    expect(JSON.parse(await page.inputValue("#pg-body"))).toEqual({ prompt: "hello", n: 1 });
     await page.selectOption("#pg-endpoint", "routes");
     // A route call: method, path and body; no queue mode, no chat.
     await visible(page.locator("#pg-path"));

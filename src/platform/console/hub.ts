@@ -203,6 +203,7 @@ export class ConsoleHub {
         workerList: [],
         workersRunning: info.workersRunning,
         workersReady: info.workersReady,
+        ...(info.sample ? { sample: info.sample } : {}),
       });
     }
     return out;

@@ -73,7 +73,7 @@ export interface ConsoleEndpoint {
   /** Load-balanced endpoints report counts only. */
   workersRunning: number;
   workersReady?: number;
-  /** The handler's test_input.json, the playground's first body. */
+  /** The handler's test_input.json, the playground's first body (load-balanced: {method, path, body} JSON). */
   sample?: string;
   /** A chat-completion-compatible queue endpoint (openaiCompatible()): the playground offers its chat form. */
   openaiCompatible?: boolean;

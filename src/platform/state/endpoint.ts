@@ -24,7 +24,7 @@ export interface EndpointConfig {
   launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;
-  /** The handler's test_input.json (a job body with "input"), for the console's playground. */
+  /** The handler's test_input.json for the console's playground: a job body, or a route call's {method, path, body}. */
   sample?: string;
   /** Its handler is chat-completion compatible (openaiCompatible()): the console offers a chat form. */
   openaiCompatible?: boolean;

@@ -11,6 +11,7 @@ import { checkKey, clientGone, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
+import { playgroundSample } from "../state/sample.js";
 import { relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
@@ -40,6 +41,8 @@ export interface LbEndpointInfo {
   /** Worker processes and how many answer /ping 200. */
   workersRunning: number;
   workersReady: number;
+  /** The first request of test_input.json beside its handler, for the console's playground. */
+  sample?: string;
 }
 
 /** One request the proxy answered, as the console shows it. */
@@ -130,6 +133,7 @@ export class LbEndpoint {
   private readonly served: LbRequest[] = [];
   private closed = false;
   private next = 0;
+  private readonly sample: string | undefined;
 
   constructor(
     readonly init: LbEndpointInit,
@@ -147,8 +151,9 @@ export class LbEndpoint {
     this.executionTimeoutMs = init.executionTimeoutMs ?? 600_000;
     this.idleTimeoutMs = init.idleTimeoutMs ?? 5_000;
     this.launch = init.launch;
-    this.command =
-      init.command ?? (init.file ? options.workerCommand(resolve(init.cwd ?? ".", init.file)) : undefined);
+    const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
+    this.command = init.command ?? (file ? options.workerCommand(file) : undefined);
+    this.sample = file ? playgroundSample(file) : undefined;
     if (!this.launch && !init.awaitLaunch && (!this.command || this.command.length === 0))
       throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
     this.ticker = setInterval(() => this.scale(false), 250);
@@ -318,6 +323,7 @@ export class LbEndpoint {
       workers: this.workers,
       workersRunning: this.running,
       workersReady: this.ready,
+      ...(this.sample ? { sample: this.sample } : {}),
     };
   }
 

@@ -174,10 +174,13 @@ export class PlaygroundView {
     const endpoint = this.selected();
     const id = this.endpoint.value;
     if (endpoint?.kind === "load-balanced") {
-      const route = parseRoute(localStorage.getItem(routeKey(id)));
+      // What the user last sent to it, else the first request of its test_input.json, else GET /.
+      const saved = localStorage.getItem(routeKey(id));
+      const route = parseRoute(saved ?? endpoint.sample ?? null);
       this.method.value = route.method;
       this.path.value = route.path;
-      this.body.value = localStorage.getItem(bodyKey(id)) ?? "";
+      this.body.value =
+        localStorage.getItem(bodyKey(id)) ?? (saved === null ? sampleBody(endpoint.sample) : "");
     } else {
       // What the user last sent to it, else its test_input.json, else a bare job.
       this.body.value = localStorage.getItem(bodyKey(id)) ?? endpoint?.sample ?? DEFAULT_BODY;
@@ -424,6 +427,16 @@ function parseRoute(saved: string | null): { method: string; path: string } {
     // None saved, or not ours: the first request is GET /.
   }
   return { method: "GET", path: "/" };
+}
+
+/** The body of a load-balanced endpoint's sample request, pretty-printed; "" for none. */
+function sampleBody(sample: string | undefined): string {
+  try {
+    const { body } = JSON.parse(sample ?? "") as { body?: unknown };
+    return body === undefined ? "" : JSON.stringify(body, null, 2);
+  } catch {
+    return "";
+  }
 }
 
 function bubble(role: ChatMessage["role"], text: string): HTMLElement {
