@@ -172,6 +172,8 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
     const built = names.filter((name) => name.startsWith("127.0.0.1:"));
     if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    // Building a runtime image leaves its stages' working containers behind: a full copy each, too.
+    buildah(["rm", "--all"]);
     buildah(["rmi", "--prune"]);
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
