@@ -20,8 +20,9 @@ process.on("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-export function flash(args: string[], env: Record<string, string> = {}, cwd = ROOT): Flash {
-  const child = spawn(process.execPath, [FLASH, ...args], {
+/** `flash` from this checkout's dist/, or the CLI at `cli` (an installed package's). */
+export function flash(args: string[], env: Record<string, string> = {}, cwd = ROOT, cli = FLASH): Flash {
+  const child = spawn(process.execPath, [cli, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -74,8 +75,8 @@ export function flash(args: string[], env: Record<string, string> = {}, cwd = RO
 }
 
 /** Runs `flash` to completion and returns its exit code and output. */
-export async function flashRun(args: string[], env: Record<string, string> = {}, cwd = ROOT) {
-  const run = flash(args, env, cwd);
+export async function flashRun(args: string[], env: Record<string, string> = {}, cwd = ROOT, cli = FLASH) {
+  const run = flash(args, env, cwd, cli);
   const code = await run.exited;
   return { code, stdout: run.stdout.join("\n"), stderr: run.stderr.join("\n") };
 }

@@ -2,7 +2,7 @@
 // failures and overloaded answers, and the target's circuit breaker; callers turn answers into their own errors.
 import type { CircuitBreaker } from "./breaker.js";
 import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
-import { fetchTransport, nodeTransport, type Transport, type WireAnswer } from "./wire.js";
+import { type Transport, transportFor, type WireAnswer } from "./wire.js";
 
 /** Overloaded or timed-out answers that a repeat may fix, as the RunPod APIs send them. */
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
@@ -56,7 +56,7 @@ export class HttpClient {
   constructor(private readonly options: HttpClientOptions) {
     this.retry = options.retry;
     this.doFetch = options.fetch ?? fetch;
-    this.transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport;
+    this.transport = transportFor(options.fetch);
   }
 
   /** One attempt, no retries, the body left unread (its deadline runs on while it is read): streams, best-effort calls. */

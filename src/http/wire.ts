@@ -123,6 +123,11 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
+/** The transport to use: over `doFetch` when a caller (a test) stands it in for the network, node:http otherwise. */
+export function transportFor(doFetch: typeof fetch | undefined): Transport {
+  return doFetch ? fetchTransport(doFetch) : nodeTransport;
+}
+
 /** A transport over a fetch function: what tests pass to stand in for the network. */
 export function fetchTransport(doFetch: typeof fetch): Transport {
   return async (request) => {

@@ -94,9 +94,6 @@ function safeJson(value: unknown): string {
   }
 }
 
-type Method = "trace" | "debug" | "info" | "warn" | "error";
-const METHOD_LEVEL: Record<Method, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
-
 class LineLogger implements Logger {
   constructor(
     private readonly out: { write(line: string): unknown },
@@ -105,27 +102,26 @@ class LineLogger implements Logger {
     private readonly bindings: LogBindings,
   ) {}
 
-  private line(method: Method, message: string, fields: Record<string, unknown> | undefined): void {
-    const level = METHOD_LEVEL[method];
+  private line(level: number, message: string, fields: Record<string, unknown> | undefined): void {
     if (level < RANK[this.level]) return;
     const record = { ...this.bindings, ...fields, level, time: Date.now(), msg: message };
     this.out.write(formatRecord(record, this.json));
   }
 
   trace(message: string, fields?: Record<string, unknown>): void {
-    this.line("trace", message, fields);
+    this.line(RANK.TRACE, message, fields);
   }
   debug(message: string, fields?: Record<string, unknown>): void {
-    this.line("debug", message, fields);
+    this.line(RANK.DEBUG, message, fields);
   }
   info(message: string, fields?: Record<string, unknown>): void {
-    this.line("info", message, fields);
+    this.line(RANK.INFO, message, fields);
   }
   warn(message: string, fields?: Record<string, unknown>): void {
-    this.line("warn", message, fields);
+    this.line(RANK.WARN, message, fields);
   }
   error(message: string, fields?: Record<string, unknown>): void {
-    this.line("error", message, fields);
+    this.line(RANK.ERROR, message, fields);
   }
   child(bindings: LogBindings): Logger {
     return new LineLogger(this.out, this.json, this.level, { ...this.bindings, ...bindings });

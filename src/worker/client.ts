@@ -4,7 +4,7 @@ import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
 import { describeFailure, HttpClient } from "../http/client.js";
 import { PING_RETRY, RESULT_RETRY, type RetryPolicy } from "../http/retry.js";
-import { fetchTransport, nodeTransport, type WireAnswer } from "../http/wire.js";
+import { transportFor, type WireAnswer } from "../http/wire.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -127,7 +127,7 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
   const pings = new HttpClient({ retry: pingRetry, fetch: options.fetch, retryStatus: isRetryable });
 
   // Long polls go straight to the transport: one attempt whose backoff the job loop owns.
-  const transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport;
+  const transport = transportFor(options.fetch);
   /** A long-poll GET; resolves with the status and the whole body, so the deadline covers both. */
   function get(url: string, signal: AbortSignal): Promise<WireAnswer> {
     return transport({ method: "GET", url, headers: sessionHeaders, timeoutMs: pollTimeoutMs, signal });

@@ -141,6 +141,39 @@ export function pinApart(): { worker: string | undefined; release(): void } {
   };
 }
 
+/**
+ * Spawns a server and resolves once `ready` finds what it needs in its output so far (stdout and stderr
+ * together); rejects, with that output, if it exits first. Its output is read and dropped afterwards.
+ */
+export function startUntil<T>(
+  command: string,
+  args: string[],
+  env: Record<string, string> | undefined,
+  ready: (output: string) => T | undefined,
+): Promise<{ child: ChildProcess; found: T }> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    ...(env ? { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } } : {}),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    child.once("exit", (code) => reject(new Error(`${command} exited with ${code}: ${seen}`)));
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString("utf8");
+      const found = ready(seen);
+      if (found === undefined) return;
+      for (const stream of [child.stdout, child.stderr]) {
+        stream?.removeListener("data", onData);
+        stream?.resume();
+      }
+      resolve({ child, found });
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+  });
+}
+
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));

@@ -1,10 +1,10 @@
 // Load-balanced mode: requests/s of a trivial POST route through `flash start`, beside bare fastify, same run, under wrk.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { startUntil, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 import { type Figures, fixture, load, median, window } from "./wrk.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /** Keep-alive connections the load generator keeps busy; enough to saturate one server process. */
@@ -22,40 +22,18 @@ interface Server {
   port: number;
 }
 
-function startServer(args: string[]): Promise<Server> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      PORT: "0",
-      FLASH_LB_HOST: "127.0.0.1",
-      LOG_LEVEL: "INFO",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stderr?.resume();
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${seen}`)));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      seen += chunk.toString("utf8");
+async function startServer(args: string[]): Promise<Server> {
+  const { child, found } = await startUntil(
+    process.execPath,
+    args,
+    { PORT: "0", FLASH_LB_HOST: "127.0.0.1", LOG_LEVEL: "INFO" },
+    (seen) => {
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)?.[1];
       const ready = args.length === 1 || /ready/.test(seen);
-      if (port && ready) {
-        child.stdout?.removeAllListeners("data");
-        child.stdout?.resume();
-        resolve({ child, port: Number(port) });
-      }
-    });
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
+      return port && ready ? Number(port) : undefined;
+    },
+  );
+  return { child, port: found };
 }
 
 const echo = (server: Server) => `http://127.0.0.1:${server.port}/echo`;
@@ -80,8 +58,8 @@ const bench = async (): Promise<BenchRow[]> => {
       ratios.push(got.ours!.requestsPerSecond / got.bare!.requestsPerSecond);
     }
   } finally {
-    await stop(bare.child);
-    await stop(ours.child);
+    await stopChild(bare.child);
+    await stopChild(ours.child);
   }
   const rps = (figures: Figures[]) => median(figures.map((f) => f.requestsPerSecond));
   const cpu = (figures: Figures[]) => median(figures.map((f) => f.cpuMicrosPerRequest));

@@ -1,12 +1,12 @@
 // --rp_serve_api: /runsync requests/s from 50 clients under wrk, beside a stand-in for runpod-python's and the
 // loopback worker, all three taking turns in the same run.
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../process.js";
+import { startUntil, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 import { type Figures, fixture, load, median, window } from "./wrk.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /** The issue's setting: 50 concurrent /runsync clients. */
@@ -28,81 +28,31 @@ interface Server {
 }
 
 /** `flash start serve-echo.mjs --rp_serve_api` with the handler's concurrency; `loopback` puts its worker on the wire. */
-function startServer(concurrency: number, loopback: boolean): Promise<Server> {
+async function startServer(concurrency: number, loopback: boolean): Promise<Server> {
   const args = [FLASH, "start", fixture("serve-echo.mjs"), "--rp_serve_api", "--rp_api_port", "0"];
-  const child = spawn(
+  const { child, found } = await startUntil(
     process.execPath,
     [...args, "--api-key", "bench", ...(loopback ? ["--serve-api-loopback"] : [])],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "/tmp",
-        BENCH_CONCURRENCY: String(concurrency),
-        LOG_LEVEL: "INFO",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+    { BENCH_CONCURRENCY: String(concurrency), LOG_LEVEL: "INFO" },
+    (seen) => {
+      const base = /Local API server for this handler at (http:\S+)/.exec(seen)?.[1];
+      return base && /Worker \S+ started/.test(seen) ? base : undefined;
     },
   );
-  child.stderr?.resume();
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${seen}`)));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      seen += chunk.toString("utf8");
-      const base = /Local API server for this handler at (http:\S+)/.exec(seen)?.[1];
-      if (base && /Worker \S+ started/.test(seen)) {
-        child.stdout?.removeAllListeners("data");
-        child.stdout?.resume();
-        resolve({ child, url: `${base}/runsync` });
-      }
-    });
-  });
-}
-
-/** A free port on 127.0.0.1 (uvicorn prints the port it was given, not the one it got). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+  return { child, url: `${found}/runsync` };
 }
 
 /** The runpod-python stand-in, started once and shared by both handler concurrencies (runpod-python ignores it). */
 async function startStandIn(): Promise<Server> {
+  // uvicorn prints the port it was given, not the one it got: a free one is chosen here.
   const port = await freePort();
-  const child = spawn(PYTHON, [fixture("runpod-serve-api.py"), String(port)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    child.once("exit", (code) =>
-      reject(new Error(`the runpod-python stand-in exited with ${code}: ${seen}`)),
-    );
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString("utf8");
-      if (/Uvicorn running on/.test(seen)) {
-        child.stdout?.removeAllListeners("data");
-        child.stderr?.removeAllListeners("data");
-        child.stdout?.resume();
-        child.stderr?.resume();
-        resolve({ child, url: `http://127.0.0.1:${port}/runsync` });
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
+  const { child } = await startUntil(
+    PYTHON,
+    [fixture("runpod-serve-api.py"), String(port)],
+    undefined,
+    (seen) => (/Uvicorn running on/.test(seen) ? true : undefined),
+  );
+  return { child, url: `http://127.0.0.1:${port}/runsync` };
 }
 
 const measure = (server: Server) =>
@@ -122,8 +72,8 @@ async function compare(concurrency: number, standIn: Server): Promise<BenchRow[]
       for (const key of order) runs[key].push(await measure(servers[key]));
     }
   } finally {
-    await stop(loopback.child);
-    await stop(ours.child);
+    await stopChild(loopback.child);
+    await stopChild(ours.child);
   }
   const rps = (figures: Figures[]) => median(figures.map((f) => f.requestsPerSecond));
   const cpu = (figures: Figures[]) => median(figures.map((f) => f.cpuMicrosPerRequest));
@@ -174,7 +124,7 @@ const bench = async (): Promise<BenchRow[]> => {
   try {
     return [...(await compare(1, standIn)), ...(await compare(32, standIn))];
   } finally {
-    await stop(standIn.child);
+    await stopChild(standIn.child);
   }
 };
 

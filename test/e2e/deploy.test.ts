@@ -416,37 +416,25 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       mkdirSync(join(dir, "echo"));
       copyFileSync(join(ROOT, "examples/echo/handler.ts"), join(dir, "echo/handler.ts"));
       const cliOfPackage = join(dir, "node_modules/flash-worker/dist/cli/main.js");
-      // Asynchronously: the platform and the proxy it talks to live in this process.
       const run = (args: string[]) =>
-        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [cliOfPackage, ...args, "--api-url", proxy.url], {
-            cwd: dir,
-            env: {
-              PATH: process.env.PATH ?? "",
-              HOME: home,
-              RUNPOD_API_KEY: KEY,
-              FLASH_CONTAINER_STORAGE: STORAGE,
-              FLASH_NODE_BASE_IMAGE: STANDIN,
-            },
-            stdio: ["ignore", "pipe", "pipe"],
-          });
-          let stdout = "";
-          let stderr = "";
-          child.stdout.on("data", (c: Buffer) => {
-            stdout += c.toString("utf8");
-          });
-          child.stderr.on("data", (c: Buffer) => {
-            stderr += c.toString("utf8");
-          });
-          child.once("close", (status) => resolve({ status, stdout, stderr }));
-        });
+        flashRun(
+          [...args, "--api-url", proxy.url],
+          {
+            HOME: home,
+            RUNPOD_API_KEY: KEY,
+            FLASH_CONTAINER_STORAGE: STORAGE,
+            FLASH_NODE_BASE_IMAGE: STANDIN,
+          },
+          dir,
+          cliOfPackage,
+        );
       const deployedFromPackage = await run([
         "deploy",
         "--image",
         `${registry.host}/installed:1`,
         "echo/handler.ts",
       ]);
-      expect(deployedFromPackage.status, deployedFromPackage.stderr.slice(-3000)).toBe(0);
+      expect(deployedFromPackage.code, deployedFromPackage.stderr.slice(-3000)).toBe(0);
       expect(deployedFromPackage.stderr).toContain(
         `building it first from ${join(dir, "node_modules/flash-worker/Dockerfile.gpu")}`,
       );
@@ -464,7 +452,7 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
         output: { from: "the installed package" },
       });
       const removed = await run(["undeploy", "--all", "--yes"]);
-      expect(removed.status, removed.stderr).toBe(0);
+      expect(removed.code, removed.stderr).toBe(0);
     } finally {
       if (hadRuntime) {
         buildah(["rmi", "--force", runtime]);
