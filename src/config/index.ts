@@ -56,6 +56,8 @@ export interface Config {
   nodeBaseImage?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
+  /** How long a computed result or stream chunk keeps being retried through transient failures (FLASH_DELIVERY_TIMEOUT). */
+  deliveryTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
   /** Address the load-balanced server binds (all interfaces in a container). */
@@ -271,6 +273,7 @@ export const OPTIONS = {
     env: ["FLASH_GRACE_PERIOD"],
     parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
   },
+  deliveryTimeout: { flags: [], env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
@@ -366,6 +369,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     containerStorage: pick("containerStorage"),
     nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
+    deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
     platform: {

@@ -16,6 +16,10 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Aborting ends the attempt under way and the waits between attempts. */
   signal?: AbortSignal;
+  /** Aborting ends the waits between attempts but not an attempt under way (a shutdown's grace running out). */
+  stopRetrying?: AbortSignal;
+  /** No retry waits past this time (Date.now() ms): a bound on how long the attempts go on. */
+  retryDeadline?: number;
   /** Names the call in logs and errors, e.g. "POST /run" or "Result post". */
   what: string;
   /** The job the call is for, when there is one (for logs and errors). */
@@ -41,8 +45,14 @@ export interface HttpClientOptions {
   fetch?: typeof fetch;
   /** Checked before each call and told how it went: failures are connection errors, 5xx and retryable answers. */
   circuit?: Circuit;
-  /** Told before each wait, to log it. */
-  onRetry?: (request: HttpRequest, reason: string, attempt: number, waitMs: number) => void;
+  /** Told before each wait, to log it, with the failure that wants the retry. */
+  onRetry?: (
+    request: HttpRequest,
+    reason: string,
+    attempt: number,
+    waitMs: number,
+    outcome: Outcome<HttpAnswer>,
+  ) => void;
   /** The caller's error once every attempt failed to connect; without it, the last failure as fetch threw it. */
   unreachable?: (request: HttpRequest, cause: unknown, attempts: number) => Error;
 }
@@ -92,8 +102,11 @@ export class HttpClient {
         },
         (outcome) => this.classify(request, outcome),
         {
-          signal: request.signal,
-          onRetry: onRetry && ((reason, attempt, waitMs) => onRetry(request, reason, attempt, waitMs)),
+          signal: retrySignal(request),
+          deadline: request.retryDeadline,
+          onRetry:
+            onRetry &&
+            ((reason, attempt, waitMs, outcome) => onRetry(request, reason, attempt, waitMs, outcome)),
         },
       );
     } catch (error) {
@@ -116,6 +129,11 @@ export class HttpClient {
     }
     return describeAnswer(outcome.value);
   }
+}
+
+/** What ends the waits between attempts: the request's signal, its stopRetrying signal, or either. */
+function retrySignal({ signal, stopRetrying }: HttpRequest): AbortSignal | undefined {
+  return signal && stopRetrying ? AbortSignal.any([signal, stopRetrying]) : (stopRetrying ?? signal);
 }
 
 /** "503 Service Unavailable: <start of the body>". */

@@ -7,8 +7,18 @@ export interface RetryPolicy {
   maxMs: number;
 }
 
-/** Worker result, stream and progress posts: waits of 1, 2, 4, 8 s, so a post gives up after ~15 s of failures. */
-export const RESULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 1000, maxMs: 8000 };
+/** Worker progress posts (best effort): waits of 1, 2, 4, 8 s, so an update gives up after ~15 s of failures. */
+export const PROGRESS_RETRY: RetryPolicy = { attempts: 5, baseMs: 1000, maxMs: 8000 };
+
+/**
+ * Worker result and stream posts: waits from 1 s doubling to 30 s, with no count; the caller bounds them with a
+ * deadline (the delivery limit) and a signal (the shutdown grace), since a computed result must not be given up early.
+ */
+export const DELIVERY_RETRY: RetryPolicy = {
+  attempts: Number.POSITIVE_INFINITY,
+  baseMs: 1000,
+  maxMs: 30_000,
+};
 
 /** Worker heartbeat: waits of 0.5 s then 1 s, ~1.5 s in all, well inside one ping interval (urllib3's Retry(3)). */
 export const PING_RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 1000 };
@@ -37,12 +47,14 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 export type Classify<T> = (outcome: Outcome<T>) => string | undefined;
 
 export interface RetryOptions<T> {
-  /** Told before each wait, e.g. to log it. */
-  onRetry?: (reason: string, attempt: number, waitMs: number) => void;
+  /** Told before each wait, e.g. to log it, with the outcome that wants the retry. */
+  onRetry?: (reason: string, attempt: number, waitMs: number, outcome: Outcome<T>) => void;
   /** The last attempt still wanted a retry (or `signal` ended the waits): its answer, or throw. Default: the outcome as it was. */
   exhausted?: (reason: string, attempts: number, outcome: Outcome<T>) => T;
   /** Aborting ends a wait early and gives up. */
   signal?: AbortSignal;
+  /** No wait that would end after this time (Date.now() ms) is begun: the attempts give up instead. */
+  deadline?: number;
 }
 
 /** Runs `fn` until `classify` accepts its outcome or the policy's attempts are spent. */
@@ -61,11 +73,12 @@ export async function withRetry<T>(
     }
     const reason = classify(outcome);
     if (reason === undefined) return settle(outcome);
-    if (attempt >= policy.attempts || options.signal?.aborted) {
+    const waitMs = backoffMs(policy, attempt);
+    const pastDeadline = options.deadline !== undefined && Date.now() + waitMs > options.deadline;
+    if (attempt >= policy.attempts || options.signal?.aborted || pastDeadline) {
       return options.exhausted ? options.exhausted(reason, attempt, outcome) : settle(outcome);
     }
-    const waitMs = backoffMs(policy, attempt);
-    options.onRetry?.(reason, attempt, waitMs);
+    options.onRetry?.(reason, attempt, waitMs, outcome);
     await sleep(waitMs, options.signal);
     if (options.signal?.aborted) {
       return options.exhausted ? options.exhausted(reason, attempt, outcome) : settle(outcome);

@@ -2,8 +2,8 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
-import { describeFailure, HttpClient } from "../http/client.js";
-import { PING_RETRY, RESULT_RETRY, type RetryPolicy } from "../http/retry.js";
+import { describeFailure, type HttpAnswer, HttpClient, type HttpRequest } from "../http/client.js";
+import { DELIVERY_RETRY, type Outcome, PING_RETRY, PROGRESS_RETRY, type RetryPolicy } from "../http/retry.js";
 import { transportFor, type WireAnswer } from "../http/wire.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
@@ -25,15 +25,25 @@ export class PlatformHttpError extends FlashError implements HttpStatusFields {
     readonly statusText: string,
     readonly body: string,
     readonly url: string,
+    /** An earlier attempt of the same post failed after it may have been recorded (a 5xx, a lost answer). */
+    readonly earlierAttemptMayBeRecorded = false,
   ) {
     super(`${status} ${statusText}${body ? `: ${body.slice(0, 300)}` : ""}`);
   }
 }
 
-/** A post that failed every attempt on connection errors or 5xx answers. */
+/** A post whose attempts kept failing on connection errors or 5xx answers until its bound ran out. */
 export class DeliveryError extends FlashError {
   readonly code = "PLATFORM_DELIVERY";
   override name = "DeliveryError";
+}
+
+/** How long a result or stream post keeps trying through transient failures (docs/protocol.md §3.4). */
+export interface DeliveryBound {
+  /** Aborting ends the retries (the shutdown grace ran out, the job was stopped); an attempt under way finishes. */
+  stop?: AbortSignal;
+  /** No retry begins past this time (Date.now() ms): the delivery limit. */
+  deadline?: number;
 }
 
 /** A job-take answer that carried something other than a job with `id` and `input`. */
@@ -51,8 +61,10 @@ export interface TakeResult {
 export interface PlatformClient {
   readonly urls: PlatformUrls;
   take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult>;
-  done(jobId: string, result: JobResult, isStream: boolean): Promise<void>;
-  stream(jobId: string, output: unknown): Promise<void>;
+  /** Posts the final result, retrying transient failures within `bound`. */
+  done(jobId: string, result: JobResult, isStream: boolean, bound?: DeliveryBound): Promise<void>;
+  /** Posts one stream chunk, retrying transient failures within `bound`. */
+  stream(jobId: string, output: unknown, bound?: DeliveryBound): Promise<void>;
   progress(jobId: string, output: unknown): Promise<void>;
   stopSignals(signal: AbortSignal): Promise<string[]>;
   ping(jobIds: readonly string[], timeoutMs: number): Promise<number>;
@@ -64,7 +76,10 @@ export interface ClientOptions {
   platform: PlatformConfig;
   log: Logger;
   fetch?: typeof fetch;
+  /** Result and stream posts (DELIVERY_RETRY: no count, bounded by the caller's DeliveryBound). */
   retry?: RetryPolicy;
+  /** Progress posts (PROGRESS_RETRY). */
+  progressRetry?: RetryPolicy;
   pingRetry?: RetryPolicy;
   /** Deadline of one long-poll (job-take, job-stop): 90 s as in runpod-python. */
   pollTimeoutMs?: number;
@@ -93,9 +108,29 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
 /** Any 5xx, not only the gateway ones: what runpod-python's result posts retry (docs/protocol.md §12). */
 const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
 
+/** Connection failures before a byte went out: the platform cannot have recorded that attempt. */
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Whether a failed attempt may still have been recorded by the platform (its answer lost, or a 5xx after it). */
+function mayBeRecorded(outcome: Outcome<HttpAnswer>): boolean {
+  if (outcome.ok) return outcome.value.response.status >= 500;
+  const { error } = outcome;
+  const code =
+    (error as { code?: unknown } | null)?.code ??
+    (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return !(typeof code === "string" && NEVER_SENT.has(code));
+}
+
+/** One post's failed attempts so far, as the retries saw them. */
+interface Tally {
+  failures: number;
+  mayBeRecorded: boolean;
+}
+
 export function createPlatformClient(options: ClientOptions): PlatformClient {
   const { platform, log } = options;
-  const retry = options.retry ?? RESULT_RETRY;
+  const retry = options.retry ?? DELIVERY_RETRY;
+  const progressRetry = options.progressRetry ?? PROGRESS_RETRY;
   const pingRetry = options.pingRetry ?? PING_RETRY;
   const pollTimeoutMs = options.pollTimeoutMs ?? POLL_TIMEOUT_MS;
   const postTimeoutMs = options.postTimeoutMs ?? POST_TIMEOUT_MS;
@@ -106,24 +141,32 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     "User-Agent": USER_AGENT,
   };
 
-  // Result, stream and progress posts, and pings: the shared HTTP client with the worker's policies, no breaker
-  // (the platform is the only target, and giving up on it is the job loop's call, not a circuit's).
-  const posts = new HttpClient({
-    retry,
-    fetch: options.fetch,
-    retryStatus: isRetryable,
-    onRetry: (request, failure, attempt, wait) =>
-      log.warn(
-        `${request.what} failed (attempt ${attempt} of ${retry.attempts}): ${failure}; retrying in ${wait} ms`,
-        {
+  // Result, stream and progress posts: the shared HTTP client with the worker's policies, no breaker (the platform
+  // is the only target, and giving up on it is the job loop's call, not a circuit's).
+  const tallies = new WeakMap<HttpRequest, Tally>();
+  const postClient = (policy: RetryPolicy) =>
+    new HttpClient({
+      retry: policy,
+      fetch: options.fetch,
+      retryStatus: isRetryable,
+      onRetry: (request, failure, attempt, wait, outcome) => {
+        const tally = tallies.get(request);
+        if (tally) {
+          tally.failures = attempt;
+          tally.mayBeRecorded ||= mayBeRecorded(outcome);
+        }
+        const of = Number.isFinite(policy.attempts) ? ` of ${policy.attempts}` : "";
+        log.warn(`${request.what} failed (attempt ${attempt}${of}): ${failure}; retrying in ${wait} ms`, {
           jobId: request.id,
-        },
-      ),
-    unreachable: (request, cause, attempts) =>
-      new DeliveryError(
-        `${request.what} for job ${request.id} failed after ${attempts} attempts: ${describeFailure(cause)}`,
-      ),
-  });
+        });
+      },
+      unreachable: (request, cause, attempts) =>
+        new DeliveryError(
+          `${request.what} for job ${request.id} failed after ${attempts} attempts: ${describeFailure(cause)}`,
+        ),
+    });
+  const deliveries = postClient(retry);
+  const progressPosts = postClient(progressRetry);
   const pings = new HttpClient({ retry: pingRetry, fetch: options.fetch, retryStatus: isRetryable });
 
   // Long polls go straight to the transport: one attempt whose backoff the job loop owns.
@@ -133,9 +176,19 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
     return transport({ method: "GET", url, headers: sessionHeaders, timeoutMs: pollTimeoutMs, signal });
   }
 
-  /** Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx and connection errors. */
-  async function post(url: string, jobId: string, body: string, what: string): Promise<void> {
-    const answer = await posts.send({
+  /**
+   * Posts a JSON body with the headers runpod-python sends (docs/protocol.md §3.4), retrying 5xx, 408, 429 and
+   * connection errors within `bound`; throws DeliveryError when they outlast it, PlatformHttpError on a refusal.
+   */
+  async function post(
+    via: HttpClient,
+    url: string,
+    jobId: string,
+    body: string,
+    what: string,
+    bound: DeliveryBound = {},
+  ): Promise<void> {
+    const request: HttpRequest = {
       method: "POST",
       url,
       // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
@@ -147,16 +200,20 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
       },
       body,
       timeoutMs: postTimeoutMs,
+      stopRetrying: bound.stop,
+      retryDeadline: bound.deadline,
       what,
       id: jobId,
-    });
-    const { response, text } = answer;
+    };
+    const tally: Tally = { failures: 0, mayBeRecorded: false };
+    tallies.set(request, tally);
+    const { response, text } = await via.send(request);
     if (response.ok) return;
-    const error = new PlatformHttpError(response.status, response.statusText, text, url);
-    // Still failing after the last attempt: undelivered, as when the connection kept dropping.
+    const error = new PlatformHttpError(response.status, response.statusText, text, url, tally.mayBeRecorded);
+    // Still failing when the retries stopped: undelivered, as when the connection kept dropping.
     if (isRetryable(response.status)) {
       throw new DeliveryError(
-        `${what} for job ${jobId} failed after ${retry.attempts} attempts: ${error.message}`,
+        `${what} for job ${jobId} failed after ${tally.failures + 1} attempts: ${error.message}`,
       );
     }
     throw error;
@@ -198,16 +255,24 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
       return result;
     },
 
-    done(jobId, result, isStream) {
-      return post(urls.done(jobId, isStream), jobId, JSON.stringify(result), "Result post");
+    done(jobId, result, isStream, bound) {
+      return post(
+        deliveries,
+        urls.done(jobId, isStream),
+        jobId,
+        JSON.stringify(result),
+        "Result post",
+        bound,
+      );
     },
 
-    stream(jobId, output) {
-      return post(urls.stream(jobId), jobId, JSON.stringify({ output }), "Stream post");
+    stream(jobId, output, bound) {
+      return post(deliveries, urls.stream(jobId), jobId, JSON.stringify({ output }), "Stream post", bound);
     },
 
     progress(jobId, output) {
       return post(
+        progressPosts,
         urls.done(jobId, false),
         jobId,
         JSON.stringify({ status: "IN_PROGRESS", output }),

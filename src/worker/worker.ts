@@ -6,7 +6,13 @@ import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js
 import { executeJob } from "../job/execute.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
-import { type PlatformClient, type RejectedJob, TooManyRequests } from "./client.js";
+import {
+  type DeliveryBound,
+  type PlatformClient,
+  PlatformHttpError,
+  type RejectedJob,
+  TooManyRequests,
+} from "./client.js";
 import { ProgressSender } from "./progress.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
@@ -65,6 +71,8 @@ export class QueueWorker {
   private wake: (() => void) | undefined;
   private badConcurrency: unknown;
   private endGrace: (() => void) | undefined;
+  /** Aborted when the shutdown grace runs out: result posts stop retrying then. */
+  private readonly graceOver = new AbortController();
 
   constructor(private readonly options: WorkerOptions) {}
 
@@ -93,6 +101,7 @@ export class QueueWorker {
     if (this.stopping) {
       this.options.log.warn(`${reason} again: not waiting for in-flight jobs any longer.`);
       this.endGrace?.();
+      this.graceOver.abort();
       return;
     }
     this.options.log.info(`${reason}: no new jobs will be taken; ${this.running.size} job(s) in flight.`);
@@ -241,7 +250,11 @@ export class QueueWorker {
               `stream chunk is ${megabytes(size)}, over the platform's limit of ${megabytes(STREAM_CHUNK_LIMIT_BYTES)}`,
             );
           }
-          await client.stream(raw.id, chunk);
+          // Retried until delivered, the job is stopped or aborted at the grace's end, or the limit passes.
+          await client.stream(raw.id, chunk, {
+            stop: signal,
+            deadline: Date.now() + config.deliveryTimeoutMs,
+          });
         },
       });
       await progress.close();
@@ -272,28 +285,51 @@ export class QueueWorker {
     }
   }
 
+  /** How long a result post keeps retrying: the delivery limit, or the shutdown grace's end (docs/protocol.md §3.4). */
+  private deliveryBound(): DeliveryBound {
+    return { stop: this.graceOver.signal, deadline: Date.now() + this.options.config.deliveryTimeoutMs };
+  }
+
   /**
-   * Posts the result; a result the platform refuses (4xx, e.g. too large) or that cannot be delivered is
-   * replaced by a short error result so the job ends FAILED instead of hanging (runpod-python #309).
+   * Posts the result, retrying transient failures within the delivery bound; never replaces a computed result
+   * with an error because the network failed. Only a definite refusal of the body (a 4xx) that no earlier attempt
+   * may have been recorded before gets a short error result, so the job ends FAILED instead of hanging
+   * (runpod-python #309). docs/protocol.md §3.4 has the whole policy.
    */
   private async deliver(jobId: string, result: JobResult, isStream: boolean, log: Logger): Promise<void> {
     const { client } = this.options;
-    const body = JSON.stringify(result);
     try {
-      await client.done(jobId, result, isStream);
+      await client.done(jobId, result, isStream, this.deliveryBound());
       return;
     } catch (err) {
-      const size = megabytes(Buffer.byteLength(body));
-      const why = isFlashError(err, "PLATFORM_HTTP")
-        ? `the platform refused the ${size} result with ${err.message}`
-        : `the ${size} result could not be delivered: ${describeError(err)}`;
+      const size = megabytes(Buffer.byteLength(JSON.stringify(result)));
+      if (isFlashError(err, "PLATFORM_DELIVERY")) {
+        const when = this.graceOver.signal.aborted
+          ? "before the shutdown grace ran out"
+          : "within the delivery limit";
+        log.error(
+          `Failed to return job results. | the ${size} result could not be delivered ${when}: ${describeError(err)}. Nothing is posted in its place: the platform re-runs or fails the job once this worker stops reporting it.`,
+        );
+        return;
+      }
+      if (!(err instanceof PlatformHttpError)) throw err;
+      if (err.status === 409 || err.earlierAttemptMayBeRecorded) {
+        const why =
+          err.status === 409
+            ? "the platform already holds a result for it or no longer gives it to this worker"
+            : "an earlier attempt whose answer was lost may have been recorded";
+        log.error(
+          `Failed to return job results. | the platform refused the ${size} result with ${err.message}; not posting an error in its place: ${why}.`,
+        );
+        return;
+      }
+      const why = `the platform refused the ${size} result with ${err.message}`;
       log.error(`Failed to return job results. | ${why}`);
-      if (!isFlashError(err, "PLATFORM_HTTP", "PLATFORM_DELIVERY")) throw err;
       const fallback: JobResult = { error: `Job result was not accepted: ${why}` };
       if (result.stopPod) fallback.stopPod = true;
       try {
-        await client.done(jobId, fallback, isStream);
-        log.info("Posted a short error result in place of the undeliverable one.");
+        await client.done(jobId, fallback, isStream, this.deliveryBound());
+        log.info("Posted a short error result in place of the refused one.");
       } catch (again) {
         log.error(`Job ${jobId} could not be reported to the platform at all: ${describeError(again)}`);
       }
@@ -349,6 +385,8 @@ export class QueueWorker {
     });
     await Promise.race([all(), graceOver]);
     clearTimeout(timer);
+    // Result posts still retrying give up now; each job below gets one attempt at its shutdown error.
+    this.graceOver.abort();
     if (this.running.size === 0) return;
     log.warn(`Grace period over: reporting ${this.running.size} unfinished job(s) as failed.`);
     for (const job of this.running.values()) {

@@ -6,8 +6,10 @@ import { createPlatformClient } from "../../src/worker/client.js";
 import { QueueWorker } from "../../src/worker/worker.js";
 import type { RecordingPlatform } from "./recording-platform.js";
 
-/** Fast retries so tests of the retry path take milliseconds; the shipped policy is RESULT_RETRY. */
+/** Fast progress retries so tests of the retry path take milliseconds; the shipped policy is PROGRESS_RETRY. */
 export const TEST_RETRY = { attempts: 3, baseMs: 5, maxMs: 10 };
+/** Result and stream posts as DELIVERY_RETRY (no count; bounded by the worker), with millisecond waits. */
+export const TEST_DELIVERY = { attempts: Number.POSITIVE_INFINITY, baseMs: 5, maxMs: 20 };
 
 export interface RunningWorker {
   worker: QueueWorker;
@@ -30,7 +32,12 @@ export function startWorker(
     json: false,
     destination: { write: (l: string) => lines.push(l) },
   });
-  const client = createPlatformClient({ platform: config.platform, log, retry: TEST_RETRY });
+  const client = createPlatformClient({
+    platform: config.platform,
+    log,
+    retry: TEST_DELIVERY,
+    progressRetry: TEST_RETRY,
+  });
   const worker = new QueueWorker({ definition: defineHandler(fn, options), config, client, log });
   const finished = worker.run();
   return {

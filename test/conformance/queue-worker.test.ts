@@ -347,7 +347,9 @@ describe("progress (docs/protocol.md §3.6)", () => {
   });
 });
 
-describe("result delivery (runpod-python #309)", () => {
+describe("result delivery (docs/protocol.md §4.5; runpod-python #309)", () => {
+  const donesFor = (id: string) => platform.of("done").filter((r) => r.url.includes(`/${id}?`));
+
   it("retries a result post on 5xx answers", async () => {
     let failures = 2;
     platform.responders.push((r) =>
@@ -357,7 +359,7 @@ describe("result delivery (runpod-python #309)", () => {
     platform.push({ id: "r1", input: {} });
     await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 3);
     expect(platform.of("done").map((r) => r.body)).toStrictEqual(Array(3).fill('{"output":"eventually"}'));
-    expect(running.lines.some((l) => l.includes("Result post failed (attempt 1 of 3): 503"))).toBe(true);
+    expect(running.lines.some((l) => l.includes("Result post failed (attempt 1): 503"))).toBe(true);
   });
 
   it("retries a result post on connection errors", async () => {
@@ -369,7 +371,28 @@ describe("result delivery (runpod-python #309)", () => {
     expect(platform.of("done")[1]!.body).toBe('{"output":"after reset"}');
   });
 
-  it("a result refused with 4xx is replaced by a short error result so the job fails", async () => {
+  it("keeps retrying through 10 failures in a row and delivers the computed output, never an error", async () => {
+    const faults: Array<"reset" | { status: number; body: string }> = [
+      { status: 503, body: "busy" },
+      "reset",
+      { status: 502, body: "" },
+      { status: 429, body: "slow down" },
+      { status: 500, body: "oops" },
+      "reset",
+      { status: 408, body: "" },
+      { status: 504, body: "" },
+      { status: 503, body: "busy" },
+      "reset",
+    ];
+    platform.responders.push((r) => (r.route === "done" ? faults.shift() : undefined));
+    running = startWorker(platform, () => ({ twice: 1330 }));
+    platform.push({ id: "r5", input: {} });
+    await platform.waitFor(() => donesFor("r5").length === 11);
+    expect(donesFor("r5").map((r) => r.body)).toStrictEqual(Array(11).fill('{"output":{"twice":1330}}'));
+    expect(running.lines.some((l) => l.includes("Result post failed (attempt 10): "))).toBe(true);
+  });
+
+  it("a result refused with 4xx on its first attempt is replaced by a short error result so the job fails", async () => {
     platform.responders.push((r) =>
       r.route === "done" && r.body.includes("xxxx")
         ? { status: 400, body: "Bad Request: payload too large" }
@@ -387,17 +410,74 @@ describe("result delivery (runpod-python #309)", () => {
     });
   });
 
-  it("a result that cannot be delivered after all retries is replaced by a short error result", async () => {
-    let failures = 3;
+  it("a 413 after an earlier attempt whose answer was lost posts nothing else: that attempt may have been recorded", async () => {
+    const answers: Array<"reset" | { status: number; body: string }> = ["reset", { status: 413, body: "" }];
+    platform.responders.push((r) => (r.route === "done" ? answers.shift() : undefined));
+    running = startWorker(platform, () => "maybe recorded");
+    platform.push({ id: "r6", input: {} });
+    await platform.waitFor(() => running!.lines.some((l) => l.includes("not posting an error in its place")));
+    // A later job's result proves the worker went on without posting anything else for r6.
+    platform.push({ id: "r6-next", input: {} });
+    await platform.waitFor(doneFor("r6-next"));
+    expect(donesFor("r6").map((r) => r.body)).toStrictEqual(Array(2).fill('{"output":"maybe recorded"}'));
+    expect(running.lines.join("\n")).toMatch(
+      /refused the 0\.0 MB result with 413 Payload Too Large; not posting an error in its place: an earlier attempt whose answer was lost may have been recorded/,
+    );
+  });
+
+  it("a 409 (the platform holds another result, or no longer gives the job to this worker) posts nothing else", async () => {
     platform.responders.push((r) =>
-      r.route === "done" && failures-- > 0 ? { status: 502, body: "" } : undefined,
+      r.route === "done" && r.url.includes("/r7?") ? { status: 409, body: "not held" } : undefined,
     );
-    running = startWorker(platform, () => "lost?");
-    platform.push({ id: "r4", input: {} });
-    await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 4);
-    expect(JSON.parse(platform.of("done")[3]!.body).error).toMatch(
-      /^Job result was not accepted: the 0\.0 MB result could not be delivered: Result post for job r4 failed after 3 attempts: 502/,
+    running = startWorker(platform, () => "late");
+    platform.push({ id: "r7", input: {} }, { id: "r7-next", input: {} });
+    await platform.waitFor(doneFor("r7-next"));
+    expect(donesFor("r7").map((r) => r.body)).toStrictEqual(['{"output":"late"}']);
+  });
+
+  it("stream chunks are retried until delivered too", async () => {
+    let failures = 10;
+    platform.responders.push((r) =>
+      r.route === "stream" && failures-- > 0 ? { status: 503, body: "busy" } : undefined,
     );
+    running = startWorker(
+      platform,
+      function* () {
+        yield "a";
+        yield "b";
+      },
+      { returnAggregateStream: true },
+    );
+    platform.push({ id: "r8", input: {} });
+    await platform.waitFor(doneFor("r8"));
+    expect(platform.of("stream").length).toBe(12);
+    expect(donesFor("r8").map((r) => r.body)).toStrictEqual(['{"output":["a","b"]}']);
+  });
+
+  it("gives up after the delivery limit without posting an error in place of the result", async () => {
+    platform.responders.push((r) =>
+      r.route === "done" && r.url.includes("/r9?") ? { status: 503, body: "down" } : undefined,
+    );
+    running = startWorker(platform, () => "undeliverable", {}, { FLASH_DELIVERY_TIMEOUT: "0.3" });
+    platform.push({ id: "r9", input: {} });
+    await platform.waitFor(() => running!.lines.some((l) => l.includes("within the delivery limit")));
+    platform.push({ id: "r9-next", input: {} });
+    await platform.waitFor(doneFor("r9-next"));
+    const bodies = new Set(donesFor("r9").map((r) => r.body));
+    expect([...bodies]).toStrictEqual(['{"output":"undeliverable"}']);
+    expect(donesFor("r9").length).toBeGreaterThan(3);
+  });
+
+  it("on shutdown, a result still being retried stops at the grace's end and nothing else is posted", async () => {
+    platform.responders.push((r) => (r.route === "done" ? { status: 503, body: "down" } : undefined));
+    const w = startWorker(platform, () => "computed", {}, { FLASH_GRACE_PERIOD: "1" });
+    platform.push({ id: "r10", input: {} });
+    await platform.waitFor(() => donesFor("r10").length >= 3);
+    w.worker.shutdown("SIGTERM received");
+    await w.finished;
+    const bodies = new Set(donesFor("r10").map((r) => r.body));
+    expect([...bodies]).toStrictEqual(['{"output":"computed"}']);
+    expect(w.lines.join("\n")).toMatch(/could not be delivered before the shutdown grace ran out/);
   });
 });
 

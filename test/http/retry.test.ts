@@ -3,10 +3,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   backoffMs,
   CONNECT_RETRY,
+  DELIVERY_RETRY,
   type Outcome,
   PING_RETRY,
   POLL_BACKOFF,
-  RESULT_RETRY,
+  PROGRESS_RETRY,
   type RetryPolicy,
   sleep,
   UPLOAD_RETRY,
@@ -32,11 +33,18 @@ const retryErrors = (outcome: Outcome<unknown>) => (outcome.ok ? undefined : Str
 
 describe("named policies", () => {
   it("wait in total what their comments say", () => {
-    expect(totalWaitMs(RESULT_RETRY)).toBe(15_000);
+    expect(totalWaitMs(PROGRESS_RETRY)).toBe(15_000);
     expect(totalWaitMs(PING_RETRY)).toBe(1_500);
     expect(totalWaitMs(CONNECT_RETRY)).toBe(1_500);
     expect(totalWaitMs(UPLOAD_RETRY)).toBe(6_000);
     expect(totalWaitMs(WEBHOOK_RETRY)).toBe(20_000);
+  });
+
+  it("deliveries have no attempt count and wait at most 30 s between attempts", () => {
+    expect(DELIVERY_RETRY.attempts).toBe(Number.POSITIVE_INFINITY);
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffMs(DELIVERY_RETRY, n))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000,
+    ]);
   });
 
   it("cap the doubling at maxMs", () => {
@@ -49,7 +57,7 @@ describe("named policies", () => {
 describe("withRetry", () => {
   it("returns the first accepted outcome without waiting", async () => {
     const fn = vi.fn(async () => "ok");
-    await expect(withRetry(RESULT_RETRY, fn, retryErrors)).resolves.toBe("ok");
+    await expect(withRetry(PROGRESS_RETRY, fn, retryErrors)).resolves.toBe("ok");
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
@@ -62,7 +70,7 @@ describe("withRetry", () => {
       if (attempt < 3) throw new Error(`refused ${attempt}`);
       return attempt;
     });
-    const result = withRetry(RESULT_RETRY, fn, retryErrors, {
+    const result = withRetry(PROGRESS_RETRY, fn, retryErrors, {
       onRetry: (reason, _attempt, waitMs) => {
         reasons.push(reason);
         waits.push(waitMs);
@@ -142,11 +150,25 @@ describe("withRetry", () => {
     expect(calls).toBe(1);
   });
 
+  it("begins no wait that would end past the deadline, and answers with the last outcome", async () => {
+    let calls = 0;
+    const fn = async () => {
+      calls++;
+      throw new Error(`refused ${calls}`);
+    };
+    // Waits of 1, 2, 4, 8, 16 s end at 1, 3, 7, 15, 31 s: with a 20 s deadline the fifth wait is not begun.
+    const result = withRetry(DELIVERY_RETRY, fn, retryErrors, { deadline: Date.now() + 20_000 });
+    const settled = expect(result).rejects.toThrow("refused 5");
+    await vi.advanceTimersByTimeAsync(20_000);
+    await settled;
+    expect(calls).toBe(5);
+  });
+
   it("does not retry what classify accepts, even an error", async () => {
     const fn = vi.fn(async () => {
       throw new TypeError("bad input");
     });
-    await expect(withRetry(RESULT_RETRY, fn, () => undefined)).rejects.toThrow("bad input");
+    await expect(withRetry(PROGRESS_RETRY, fn, () => undefined)).rejects.toThrow("bad input");
     expect(fn).toHaveBeenCalledTimes(1);
   });
 });

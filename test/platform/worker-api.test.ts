@@ -153,16 +153,35 @@ describe("job-done", () => {
     expect("output" in done).toBe(false);
   });
 
-  it("is idempotent: a result posted twice completes the job once", async () => {
+  it("is idempotent: the same result posted twice completes the job once", async () => {
     const id = await run(1);
     const worker = t.worker("w1");
     await worker.takeOne();
     expect((await worker.done(id, { output: "first" })).status).toBe(200);
-    const again = await worker.done(id, { output: "second" });
+    const again = await worker.done(id, { output: "first" });
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ ignored: true });
     expect(await status(id)).toMatchObject({ status: "COMPLETED", output: "first" });
     expect(await (await t.client("/health")).json()).toMatchObject({ jobs: { completed: 1 } });
+  });
+
+  it("the first final result wins: a different one posted later is refused with 409 and logged", async () => {
+    const id = await run(1);
+    const worker = t.worker("w1");
+    await worker.takeOne();
+    expect((await worker.done(id, { output: { twice: 1330 } })).status).toBe(200);
+    const other = await worker.done(id, { error: "Job result was not accepted: …" });
+    expect(other.status).toBe(409);
+    expect(await other.json()).toEqual({
+      error: `Job ${id} already has a different final result; the first one stands`,
+    });
+    expect(await status(id)).toMatchObject({ status: "COMPLETED", output: { twice: 1330 } });
+    expect(
+      t.lines.some((l) =>
+        l.includes(`${id} | Worker:w1 | job-done refused: the job already has a different final result`),
+      ),
+    ).toBe(true);
+    expect(await (await t.client("/health")).json()).toMatchObject({ jobs: { completed: 1, failed: 0 } });
   });
 
   it("refuses and logs a post from a worker that does not hold the job", async () => {

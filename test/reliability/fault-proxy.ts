@@ -29,6 +29,8 @@ export interface FaultRecord {
   route: Route;
   url: string;
   fault: Fault | "none";
+  /** The request body as the worker sent it (job-done and job-stream only). */
+  body?: string;
 }
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed. */
@@ -83,11 +85,13 @@ export class FaultProxy {
     const url = req.url ?? "/";
     const route = routeOf(url);
     const fault = this.pick(route);
-    this.log.push({ route, url, fault });
+    const record: FaultRecord = { route, url, fault };
+    this.log.push(record);
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
+      if (route === "done" || route === "stream") record.body = body.toString("utf8");
       switch (fault) {
         case "500":
         case "502":

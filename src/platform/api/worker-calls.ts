@@ -77,6 +77,9 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       if (outcome === "not-held") {
         throw new HttpError(409, `Worker ${workerId} does not hold job ${jobId} (status ${job.status})`);
       }
+      if (outcome === "conflict") {
+        throw new HttpError(409, `Job ${jobId} already has a different final result; the first one stands`);
+      }
       return { id: job.id, status: job.status, ...(outcome === "ignored" ? { ignored: true as const } : {}) };
     },
     async stops(signal) {

@@ -42,6 +42,8 @@ export interface JobRecord {
   /** A generator ran it (job-stream chunks or `isStream=true`); otherwise /stream hands out the final output once. */
   streamed: boolean;
   outputStreamed: boolean;
+  /** The final job-done body as posted (JSON), kept to tell a repeated post from a different one. */
+  finalBody?: string;
   /** Times the job went back to the queue because its worker was lost. */
   retries: number;
   /** `policy.lowPriority`: the job waits for a worker but does not make the pool start one. */

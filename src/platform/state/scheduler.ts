@@ -40,8 +40,11 @@ export interface ResultBody {
   stopPod?: unknown;
 }
 
-/** What became of a worker's post: taken in, ignored as a repeat, or refused (the worker does not hold the job). */
-export type PostOutcome = "accepted" | "ignored" | "not-held";
+/**
+ * What became of a worker's post: taken in, ignored as a repeat, refused because the worker does not hold the job,
+ * or refused because the job already has a different final result (the first one stands; docs/protocol.md §3.4).
+ */
+export type PostOutcome = "accepted" | "ignored" | "not-held" | "conflict";
 
 export interface HealthJobs extends EndpointCounters {
   inProgress: number;
@@ -274,7 +277,18 @@ export class Scheduler {
   ): PostOutcome {
     const worker = endpoint.workers.get(workerId);
     const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
-    if (!holds) return this.refuse(job, workerId, "job-done");
+    if (!holds) {
+      const repeat = job.finalBody === undefined || body.status === "IN_PROGRESS";
+      if (repeat || job.workerId !== workerId || JSON.stringify(body) === job.finalBody) {
+        return this.refuse(job, workerId, "job-done");
+      }
+      this.log
+        .child({ requestId: job.id })
+        .warn(
+          `Worker:${workerId} | job-done refused: the job already has a different final result, which stands`,
+        );
+      return "conflict";
+    }
     if (body.status === "IN_PROGRESS") {
       job.output = body.output;
       job.hasOutput = true;
@@ -282,6 +296,7 @@ export class Scheduler {
       return "accepted";
     }
     if (isStream) job.streamed = true;
+    job.finalBody = JSON.stringify(body);
     const failed = Boolean(body.error);
     const fields: { output?: unknown; error?: unknown } = {};
     if ("output" in body) fields.output = body.output;
