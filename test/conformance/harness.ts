@@ -2,7 +2,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { defineHandler, type HandlerOptions } from "../../src/job/definition.js";
 import type { HandlerFn } from "../../src/job/types.js";
 import { createLogger } from "../../src/log/index.js";
-import { createPlatformClient } from "../../src/worker/client.js";
+import { type ClientOptions, createPlatformClient } from "../../src/worker/client.js";
 import { QueueWorker } from "../../src/worker/worker.js";
 import type { RecordingPlatform } from "./recording-platform.js";
 
@@ -24,6 +24,7 @@ export function startWorker(
   fn: HandlerFn,
   options: HandlerOptions = {},
   env: Record<string, string> = {},
+  clientOptions: Partial<ClientOptions> = {},
 ): RunningWorker {
   const { config } = parseConfig([], { ...platform.env(), LOG_LEVEL: "DEBUG", ...env });
   const lines: string[] = [];
@@ -37,6 +38,7 @@ export function startWorker(
     log,
     retry: TEST_DELIVERY,
     progressRetry: TEST_RETRY,
+    ...clientOptions,
   });
   const worker = new QueueWorker({ definition: defineHandler(fn, options), config, client, log });
   const finished = worker.run();

@@ -392,6 +392,20 @@ describe("result delivery (docs/protocol.md §4.5; runpod-python #309)", () => {
     expect(running.lines.some((l) => l.includes("Result post failed (attempt 10): "))).toBe(true);
   });
 
+  it("a result post that hangs is cut at its deadline and sent again", async () => {
+    let hung = false;
+    platform.responders.push((r) => {
+      if (r.route !== "done" || hung) return undefined;
+      hung = true;
+      return new Promise<undefined>(() => {}); // never answered
+    });
+    running = startWorker(platform, () => "patient", {}, {}, { postTimeoutMs: 300 });
+    platform.push({ id: "r11", input: {} });
+    await platform.waitFor(() => donesFor("r11").length === 2);
+    expect(donesFor("r11").map((r) => r.body)).toStrictEqual(Array(2).fill('{"output":"patient"}'));
+    expect(running.lines.join("\n")).toMatch(/Result post failed \(attempt 1\): .*300 ms/);
+  });
+
   it("a result refused with 4xx on its first attempt is replaced by a short error result so the job fails", async () => {
     platform.responders.push((r) =>
       r.route === "done" && r.body.includes("xxxx")
