@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// `npm run mutate [module…]`: StrykerJS mutation testing of the modules that decide correctness, one run per
+// module with the in-process tests that exercise it (incremental, so a rerun only tests what changed), within a
+// time budget per module. Prints `mutation score <module>: NN%`; docs/testing.md has the figures and the
+// surviving mutants judged equivalent.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Each module and the tests that can kill its mutants (in-process only: child processes run dist/). */
+const MODULES = {
+  "src/worker/worker.ts": ["test/conformance/queue-worker.test.ts", "test/worker/worker.test.ts"],
+  "src/worker/client.ts": ["test/conformance/queue-worker.test.ts", "test/worker/*.test.ts"],
+  "src/http/client.ts": ["test/http/*.test.ts", "test/client/breaker.test.ts"],
+  "src/http/retry.ts": ["test/http/*.test.ts"],
+  "src/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
+  "src/job/execute.ts": ["test/job/*.test.ts"],
+  "src/files/download.ts": ["test/files/download.test.ts"],
+};
+
+const budgetS = Number(process.env.MUTATE_BUDGET_S ?? "1200");
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((m) => !(m in MODULES));
+if (unknown.length > 0) {
+  console.error(`mutate: unknown module(s) ${unknown.join(", ")}; known: ${Object.keys(MODULES).join(", ")}`);
+  process.exit(2);
+}
+const modules = wanted.length > 0 ? wanted : Object.keys(MODULES);
+const out = "reports/mutation";
+mkdirSync(out, { recursive: true });
+
+let failed = false;
+for (const module of modules) {
+  const slug = module.replace(/^src\//, "").replace(/\W+/g, "-");
+  const report = join(out, `${slug}.json`);
+  const config = {
+    $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
+    testRunner: "vitest",
+    plugins: ["@stryker-mutator/vitest-runner"],
+    vitest: { configFile: "vitest.mutate.config.ts", related: false },
+    mutate: [module],
+    coverageAnalysis: "perTest",
+    incremental: true,
+    incrementalFile: join(out, `${slug}.incremental.json`),
+    reporters: ["json", "progress"],
+    jsonReporter: { fileName: report },
+    concurrency: 1,
+    timeoutMS: 10_000,
+    tempDirName: ".stryker-tmp",
+    cleanTempDir: "always",
+  };
+  const configFile = join(out, `${slug}.stryker.json`);
+  writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const started = Date.now();
+  const run = spawnSync("npx", ["stryker", "run", configFile], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, MUTATE_TESTS: MODULES[module].join(",") },
+    timeout: budgetS * 1000,
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  if (run.error || run.status !== 0 || !existsSync(report)) {
+    failed = true;
+    const why =
+      run.error?.code === "ETIMEDOUT"
+        ? `over its ${budgetS} s budget (MUTATE_BUDGET_S)`
+        : `exit ${run.status}`;
+    console.log(`mutation score ${module}: not measured (${why}, ${seconds} s)`);
+    continue;
+  }
+  const counts = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0 };
+  const survivors = [];
+  const files = JSON.parse(readFileSync(report, "utf8")).files;
+  for (const [file, { mutants }] of Object.entries(files)) {
+    for (const m of mutants) {
+      if (m.status in counts) counts[m.status]++;
+      if (m.status === "Survived" || m.status === "NoCoverage") {
+        survivors.push(
+          `  ${m.status} ${file}:${m.location.start.line} ${m.mutatorName}: ${m.replacement ?? ""}`.slice(
+            0,
+            160,
+          ),
+        );
+      }
+    }
+  }
+  const detected = counts.Killed + counts.Timeout;
+  const valid = detected + counts.Survived + counts.NoCoverage;
+  const score = valid === 0 ? 100 : (100 * detected) / valid;
+  console.log(
+    `mutation score ${module}: ${score.toFixed(0)}% (${detected} of ${valid} mutants detected, ${counts.Survived} survived, ${counts.NoCoverage} not covered; ${seconds} s)`,
+  );
+  if (process.env.MUTATE_LIST === "1") for (const line of survivors) console.log(line);
+}
+process.exit(failed ? 1 : 0);
