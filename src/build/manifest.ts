@@ -1,10 +1,10 @@
 // The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
 import { relative } from "node:path";
+import { isFlashError } from "../errors.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
 import { endpointIdFor, endpointSlug, loadApp } from "../runtime/load.js";
 import { type App, registry } from "../runtime/registry.js";
-import { isFlashError } from "../errors.js";
 import { BuildError } from "./errors.js";
 
 export const MANIFEST_NAME = "flash_manifest.json";

@@ -25,12 +25,12 @@ describe("flash dev: a failed job's exception, as the terminal shows it", { time
       }).then((r) => r.json() as Promise<{ status: string }>);
       expect(answer.status).toBe("FAILED");
       // The payload's last line closes it: once it is in, the whole record has been relayed.
-      await dev.waitForLine(/\| ERROR \| .* \|  {4}"runpod_version": /, 30_000);
+      await dev.waitForLine(/\| ERROR \| .* \| {5}"runpod_version": /, 30_000);
       await dev.waitForLine(/\| ERROR \| .* \| }$/, 30_000);
       const out = dev.stdout.join("\n");
       expect(out).toMatch(/\| ERROR \| .* \| Captured Handler Exception$/m);
-      expect(out).toMatch(/\| ERROR \| .* \|  {4}"error_message": "kaput",$/m);
-      expect(out).not.toMatch(/\| INFO \| .* \|  {4}"error_/m);
+      expect(out).toMatch(/\| ERROR \| .* \| {5}"error_message": "kaput",$/m);
+      expect(out).not.toMatch(/\| INFO \| .* \| {5}"error_/m);
     } finally {
       dev.child.kill("SIGINT");
       await dev.exited;

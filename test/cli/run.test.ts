@@ -189,7 +189,7 @@ describe("flash run", () => {
     expect(stdout).toBe('{"output":{"answered":true}}');
   });
 
-  it("input missing or null: exit 1 with runpod-python's message and the {\"input\": ...} shape", async () => {
+  it('input missing or null: exit 1 with runpod-python\'s message and the {"input": ...} shape', async () => {
     const { code, stderr } = await flashRun([
       "run",
       "examples/echo/handler.ts",
@@ -200,7 +200,10 @@ describe("flash run", () => {
     expect(stderr).toContain("Job has no input parameter. Unable to run.");
     // The handler's input given bare, as a user first writes it: the message shows where it goes.
     const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
-    writeFileSync(join(dir, "handler.mjs"), 'export default { kind: "handler", fn: () => 1, concurrency: 1 };\n');
+    writeFileSync(
+      join(dir, "handler.mjs"),
+      'export default { kind: "handler", fn: () => 1, concurrency: 1 };\n',
+    );
     writeFileSync(join(dir, "test_input.json"), '{"n": 5}\n');
     const bare = await flashRun(["run", "handler.mjs"], {}, dir);
     expect(bare.code).toBe(1);
