@@ -7,7 +7,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { scanImports } from "../../src/build/imports.js";
 import { BuildError, buildArtifact } from "../../src/build/index.js";
 import { targetNodeVersion } from "../../src/build/node-version.js";
-import { findContainerTool } from "../../src/containers/tool.js";
 import { buildAndPush } from "../../src/deploy/image.js";
 import { createLogger } from "../../src/log/index.js";
 import { flashRun } from "../process.js";
@@ -434,7 +433,8 @@ describe("flash build, as the interface document's error table has it", () => {
     const built = await buildArtifact({ root: project.dir, entries: ["handler.ts"] });
     writeFileSync(built.artifact, "<html>502 Bad Gateway</html>");
     const refused = buildAndPush({
-      tool: findContainerTool(),
+      // Never run: the artifact is refused first.
+      tool: { name: "buildah", prefix: ["buildah"] },
       root: project.dir,
       artifact: built.artifact,
       image: "127.0.0.1:5000/app:1",
