@@ -1,5 +1,7 @@
 // The deployment artifact: one gzip tarball of the shipped files plus the manifest at its root.
+import { closeSync, openSync, readSync } from "node:fs";
 import { create } from "tar";
+import { BuildError } from "./errors.js";
 
 export type ArchiveProgress = (filesDone: number, filesTotal: number) => void;
 
@@ -32,5 +34,21 @@ export async function writeArchive(
       },
     },
     [...files, ...renames.keys()],
+  );
+}
+
+/** Refuses an artifact that is not gzip (a damaged or foreign file), before anything reads it as a tarball. */
+export function checkArtifact(file: string, shown = file): void {
+  const head = Buffer.alloc(2);
+  const fd = openSync(file, "r");
+  let read: number;
+  try {
+    read = readSync(fd, head, 0, 2, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read === 2 && head[0] === 31 && head[1] === 139) return;
+  throw new BuildError(
+    `File is not a valid gzip file. Expected magic bytes (31, 139), got: (${[...head.subarray(0, read)].join(", ")}). ${shown} is damaged: delete the .flash directory and rebuild (flash build).`,
   );
 }

@@ -1,4 +1,5 @@
-// Which project files ship: everything but the .gitignore patterns and the built-in ignores (docs/toolkit.md §8.1).
+// Which project files ship: everything but the built-in ignores, .gitignore's and .flashignore's patterns
+// (docs/toolkit.md §8.1).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
@@ -9,6 +10,7 @@ export const BUILTIN_IGNORES = [
   ".runpod/",
   ".git/",
   ".gitignore",
+  ".flashignore",
   "node_modules/",
   "*.tar.gz",
   "*.tgz",
@@ -36,11 +38,19 @@ export interface ProjectFile {
   size: number;
 }
 
-/** The built-in ignores, then the project's `.gitignore` (so its `!pattern` lines can re-include). */
+/** The files, at the project root, whose patterns say what does not ship: git's, then Flash's own. */
+export const IGNORE_FILES = [".gitignore", ".flashignore"];
+
+/**
+ * The built-in ignores, then the project's `.gitignore`, then its `.flashignore` (same syntax; for what git
+ * keeps but workers need not get). Later files may re-include with `!pattern`.
+ */
 export function ignoreRules(root: string): Ignore {
   const rules = ignore().add(BUILTIN_IGNORES);
-  const gitignore = join(root, ".gitignore");
-  if (existsSync(gitignore)) rules.add(readFileSync(gitignore, "utf8"));
+  for (const name of IGNORE_FILES) {
+    const file = join(root, name);
+    if (existsSync(file)) rules.add(readFileSync(file, "utf8"));
+  }
   return rules;
 }
 

@@ -128,7 +128,7 @@ export function checkLocalImports(root: string, shippedFiles: readonly string[])
   if (excluded.size > 0) {
     throw new BuildError(
       [
-        "Shipped code imports local modules that the build ignore rules (.gitignore or built-in defaults) exclude:",
+        "Shipped code imports local modules that the build ignore rules (.gitignore, .flashignore or built-in defaults) exclude:",
         ...[...excluded].map(([path, importers]) => `  ${path} (imported by ${[...importers].join(", ")})`),
         "Shipping them would silently override a deliberate exclusion, and omitting them would break the worker with ERR_MODULE_NOT_FOUND. Remove the matching ignore pattern or stop importing these modules from shipped code.",
       ].join("\n"),

@@ -17,6 +17,7 @@ import { checkLocalImports } from "./imports.js";
 import { describeEndpoints, MANIFEST_NAME, type Manifest } from "./manifest.js";
 import { targetNodeVersion } from "./node-version.js";
 
+export { checkArtifact } from "./archive.js";
 export { type TargetPlatform, WORKER_PLATFORM } from "./dependencies.js";
 export { BuildError, formatSize } from "./errors.js";
 export { BUILTIN_IGNORES } from "./files.js";
@@ -67,7 +68,7 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     if (rel.startsWith("..")) throw new BuildError(`Entry file ${entry} is outside the project root ${root}`);
     if (rules.ignores(rel.split("\\").join("/"))) {
       throw new BuildError(
-        `Entry file ${rel} is excluded by the ignore rules (.gitignore or built-in defaults)`,
+        `Entry file ${rel} is excluded by the ignore rules (.gitignore, .flashignore or built-in defaults)`,
       );
     }
   }
@@ -136,7 +137,7 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
   if (bytes > max) {
     rmSync(artifact, { force: true });
     throw new BuildError(
-      `Archive exceeds the maximum size: ${formatSize(bytes)} (${bytes} bytes), the maximum is ${formatSize(max)} (${max} bytes). Exclude large files through .gitignore, or keep them on a network volume.`,
+      `Archive exceeds the maximum size: ${formatSize(bytes)} (${bytes} bytes), the maximum is ${formatSize(max)} (${max} bytes). Exclude large files through .flashignore or .gitignore, or keep them on a network volume.`,
     );
   }
   return { artifact, manifest, bytes };

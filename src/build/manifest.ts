@@ -1,5 +1,6 @@
 // The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
 import { relative } from "node:path";
+import { isFlashError } from "../errors.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import type { NodeVersion } from "../routes/settings.js";
 import { endpointIdFor, endpointSlug, loadApp } from "../runtime/load.js";
@@ -61,7 +62,7 @@ export async function describeEndpoints(
     try {
       app = await loadApp(file);
     } catch (err) {
-      throw new BuildError(`Failed to load ${rel}: ${(err as Error).message}`);
+      throw new BuildError(loadFailure(err, rel, file));
     }
     endpoints.push(describe(app, rel, file));
   }
@@ -76,6 +77,27 @@ export async function describeEndpoints(
     byId.set(endpoint.id, endpoint);
   }
   return endpoints;
+}
+
+/**
+ * Why an entry file did not load, in one line where it is a configuration error (a bad method or path, a
+ * duplicate route, a missing package): `handler.ts:3: <message>`. Anything else keeps the user's frames.
+ */
+function loadFailure(err: unknown, rel: string, file: string): string {
+  const cause = (err as { cause?: unknown }).cause;
+  if (isFlashError(cause, "ENDPOINT_CONFIG_INVALID")) {
+    const line = cause.stack?.split("\n").find((frame) => frame.includes(`${file}:`));
+    const at = line ? /:(\d+):\d+\)?$/.exec(line)?.[1] : undefined;
+    return `${rel}${at ? `:${at}` : ""}: ${cause.message}`;
+  }
+  if ((cause as { code?: unknown } | undefined)?.code === "ERR_MODULE_NOT_FOUND") {
+    const message = (cause as Error).message.split("\n")[0] ?? "";
+    const fix = message.startsWith("Cannot find package")
+      ? "add it to package.json and npm install it"
+      : "fix the import";
+    return `${rel}: ${message}: ${fix}.`;
+  }
+  return (err as Error).message;
 }
 
 function describe(app: App, rel: string, file: string): ManifestEndpoint {

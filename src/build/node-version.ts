@@ -1,4 +1,5 @@
-// The Node.js version the workers run: --node-version, else the Endpoints' nodeVersion, checked against the images'.
+// The Node.js version the workers run, one rule: --node-version, else the Endpoints' nodeVersion, else 24 (what
+// the images ship). Never the local Node.js: it only has to be one the build can run the app's code on.
 import { DEFAULT_NODE_VERSION, type NodeVersion, SUPPORTED_NODE_VERSIONS } from "../routes/settings.js";
 import { BuildError } from "./errors.js";
 
@@ -28,8 +29,7 @@ export function targetNodeVersion(
     if (!version) throw new BuildError(`Node.js ${flag} is not supported. Supported versions: ${SUPPORTED}`);
     return version;
   }
-  const localVersion = supported(local);
-  if (!localVersion) {
+  if (!supported(local)) {
     throw new BuildError(
       `Local Node.js ${local} is not supported. Supported versions: ${SUPPORTED}. Use --node-version <version>, set nodeVersion on the Endpoint, or switch to a supported Node.js.`,
     );
@@ -41,5 +41,5 @@ export function targetNodeVersion(
       `An app runs one Node.js version across its endpoints (found ${list}). Set nodeVersion to the same value on every Endpoint, or pass --node-version.`,
     );
   }
-  return [...distinct][0] ?? localVersion ?? DEFAULT_NODE_VERSION;
+  return [...distinct][0] ?? DEFAULT_NODE_VERSION;
 }

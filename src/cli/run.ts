@@ -1,4 +1,5 @@
-// `flash run`: one job through the handler, printed, whatever the environment says (the one-shot test).
+// `flash run`: one job through the handler, whatever the environment says (the one-shot test): the result body
+// on stdout, the logs on stderr.
 import { findHandlerFile, loadApp } from "../runtime/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
@@ -12,6 +13,11 @@ export const spec: CommandSpec = {
       flag: "--test-input",
       value: "JSON",
       help: "the job to run (alias --test_input; default test_input.json)",
+    },
+    {
+      flag: "--timeout",
+      value: "SECONDS",
+      help: "how long the job may run (default: the Endpoint's executionTimeoutMs, else 600)",
     },
     LOG_LEVEL_OPTION,
   ],

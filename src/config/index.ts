@@ -14,6 +14,8 @@ export interface Config {
   file?: string;
   /** Raw JSON of --test_input / --test-input: forces the one-shot local test. */
   testInput?: string;
+  /** --timeout: how long the one-shot test waits for its job (default: the execution timeout). */
+  timeoutMs?: number;
   logLevel: LogLevel;
   /** JSON log lines, as on the platform (RUNPOD_ENDPOINT_ID is set). */
   logJson: boolean;
@@ -243,6 +245,7 @@ function nonEmpty(raw: string, source: string): string {
 
 export const OPTIONS = {
   testInput: { flags: ["--test_input", "--test-input"], env: [], parse: text },
+  timeout: { flags: ["--timeout"], env: [], parse: seconds(86_400) },
   logLevel: {
     flags: ["--rp_log_level", "--log-level"],
     env: ["LOG_LEVEL", "RUNPOD_LOG_LEVEL", "RUNPOD_DEBUG_LEVEL"],
@@ -346,6 +349,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
   const podId = env.RUNPOD_POD_ID;
   const config: Config = {
     testInput: pick("testInput"),
+    timeoutMs: pick("timeout"),
     logLevel: pick("logLevel") ?? "INFO",
     logJson: Boolean(env.RUNPOD_ENDPOINT_ID),
     serveApi: pick("serveApi") ?? false,

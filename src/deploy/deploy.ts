@@ -1,7 +1,14 @@
 // `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
 // endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
 
-import { buildArtifact, formatSize, type ManifestEndpoint, WORKER_PLATFORM } from "../build/index.js";
+import { relative } from "node:path";
+import {
+  buildArtifact,
+  checkArtifact,
+  formatSize,
+  type ManifestEndpoint,
+  WORKER_PLATFORM,
+} from "../build/index.js";
 import { type DeployedEndpoint, readDeployments, writeDeployments } from "../client/deployments.js";
 import { findContainerTool } from "../containers/tool.js";
 import { FlashError } from "../errors.js";
@@ -68,6 +75,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     log: log.child({ subject: "build" }),
   });
   const { manifest } = built;
+  checkArtifact(built.artifact, relative(options.root, built.artifact));
   say(
     `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
   );

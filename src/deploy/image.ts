@@ -4,9 +4,10 @@
 
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { extract } from "tar";
+import { checkArtifact } from "../build/archive.js";
 import { type ContainerTool, ContainerToolError, isLoopbackRegistry, runTool } from "../containers/tool.js";
 import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
@@ -99,6 +100,7 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
     rmSync(context, { recursive: true, force: true });
     mkdirSync(context, { recursive: true });
     // Exactly what `flash build` ships: the sources, the manifest and node_modules.
+    checkArtifact(options.artifact, relative(options.root, options.artifact));
     await extract({ file: options.artifact, cwd: context, strict: true });
     writeFileSync(dockerfile, generatedDockerfile(base, options.entry));
     log.info(

@@ -54,6 +54,24 @@ const TYPES: Record<string, string> = {
 };
 const EXTENSIONS = new Map(Object.entries(TYPES).map(([ext, type]) => [type, ext]));
 
+/** The SDK's own switch for its NodeVersionSupportWarning, read when a client is made. */
+const SDK_NODE_WARNING = "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED";
+
+/**
+ * Makes the SDK client without its NodeVersionSupportWarning (Node < 22): a note about the SDK's future
+ * support, not about the job, that would land in every job log. Other warnings still show.
+ */
+function quietly<T>(make: () => T): T {
+  const before = process.env[SDK_NODE_WARNING];
+  process.env[SDK_NODE_WARNING] = "true";
+  try {
+    return make();
+  } finally {
+    if (before === undefined) delete process.env[SDK_NODE_WARNING];
+    else process.env[SDK_NODE_WARNING] = before;
+  }
+}
+
 /**
  * Uploads `data` to the job's s3Config bucket when the request carried one, else to the bucket of
  * BUCKET_ENDPOINT_URL, and returns a presigned GET URL for it (rp_upload's upload_in_memory_object).
@@ -84,16 +102,19 @@ export async function upload(data: UploadData, options: UploadOptions = {}): Pro
     import("@aws-sdk/lib-storage"),
     import("@aws-sdk/s3-request-presigner"),
   ]);
-  const client = new S3Client({
-    endpoint: target.endpoint,
-    region: target.region,
-    forcePathStyle: target.pathStyle,
-    credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
-    maxAttempts: UPLOAD_ATTEMPTS,
-    // S3-compatible services (and older MinIO, R2, s3rver) refuse the SDK's default trailing checksums.
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
+  const client = quietly(
+    () =>
+      new S3Client({
+        endpoint: target.endpoint,
+        region: target.region,
+        forcePathStyle: target.pathStyle,
+        credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
+        maxAttempts: UPLOAD_ATTEMPTS,
+        // S3-compatible services (and older MinIO, R2, s3rver) refuse the SDK's default trailing checksums.
+        requestChecksumCalculation: "WHEN_REQUIRED",
+        responseChecksumValidation: "WHEN_REQUIRED",
+      }),
+  );
   const abortController = new AbortController();
   const signal = currentJob()?.signal;
   const onAbort = () => abortController.abort(signal?.reason);

@@ -1,5 +1,5 @@
 // The one job engine: runs a handler on one job (plain, promised or streamed) and shapes its result.
-import { flushLog, type Logger } from "../log/index.js";
+import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { stackText } from "../log/stack.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";
 import { findUnsafeJson } from "./json-safe.js";
@@ -18,6 +18,8 @@ export interface ExecuteOptions {
   /** Called with each chunk a generator yields, awaited before the next one is pulled. */
   stream?: (chunk: unknown) => Promise<void>;
   progress?: (value: unknown) => void;
+  /** The caller reports a failure itself (the one-shot test): no "Captured Handler Exception" lines. */
+  quiet?: boolean;
 }
 
 export type JobOutcome =
@@ -108,6 +110,8 @@ export function executeJob(handler: HandlerFn, raw: RawJob, options: ExecuteOpti
 
 async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {
   const { log, signal, worker } = options;
+  // Where failures are logged; the job's own lines still go to log.
+  const failLog = options.quiet ? createLogger({ level: "SILENT", json: false }) : log;
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const job: Job = {
@@ -128,11 +132,11 @@ async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptio
     returned = settled;
   } catch (err) {
     if (signal.aborted) return { kind: "aborted", reason: signal.reason, handlerMs: elapsed() };
-    return finish(errorResult(err, worker, log), false);
+    return finish(errorResult(err, worker, failLog), false);
   }
 
   const stream = asStream(returned);
-  if (!stream) return finish(checkJson(shapeResult(returned), worker, log), false);
+  if (!stream) return finish(checkJson(shapeResult(returned), worker, failLog), false);
   return runStream(stream);
 
   function finish(result: JobResult, isStream: boolean): JobOutcome {
@@ -156,7 +160,7 @@ async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptio
         step = isThenable(next) ? await untilAborted(Promise.resolve(next), signal) : next;
       } catch (err) {
         if (signal.aborted) return { kind: "aborted", reason: signal.reason, handlerMs: elapsed() };
-        return finish(streamErrorResult(err, log), true);
+        return finish(streamErrorResult(err, failLog), true);
       }
       if (step === ABORTED) {
         close();
@@ -173,7 +177,7 @@ async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptio
       if (problem) {
         close();
         return finish(
-          errorResult(new TypeError(`Stream chunk cannot be sent as JSON: ${problem}`), worker, log),
+          errorResult(new TypeError(`Stream chunk cannot be sent as JSON: ${problem}`), worker, failLog),
           true,
         );
       }

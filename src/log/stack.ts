@@ -12,3 +12,16 @@ export function stackText(err: unknown, fallback: string): string {
       `${at}${scheme}…${position ?? ""}${close}`,
   );
 }
+
+/** This package's own folder (dist/ or src/): frames there are the runtime's, not the user's. */
+const RUNTIME_DIR = new URL("..", import.meta.url).pathname;
+/** Frames of Node itself, of the TypeScript loaders (esbuild, tsx) and of this runtime. */
+const INTERNAL_FRAME = /^\s+at .*?(node:|\/node_modules\/(esbuild|tsx)\/)/;
+
+/** A stack as the user reads it: their frames, without the runtime's, Node's or the TypeScript loaders'. */
+export function userStack(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !(INTERNAL_FRAME.test(line) || (/^\s+at /.test(line) && line.includes(RUNTIME_DIR))))
+    .join("\n");
+}

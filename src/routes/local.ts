@@ -51,8 +51,16 @@ function readTestInput(config: Config): { text: string; source: string } | strin
   return { text: readFileSync(source, "utf8"), source };
 }
 
-/** Sends each test request to the endpoint in process (no socket), prints the answers; 0 when all are < 400. */
-export async function runLocalRequests(endpoint: Endpoint, config: Config, log: Logger): Promise<number> {
+/**
+ * Sends each test request to the endpoint in process (no socket); each answer's body goes to `print` (stdout),
+ * one per line, and its status to the log. 0 when all are < 400.
+ */
+export async function runLocalRequests(
+  endpoint: Endpoint,
+  config: Config,
+  log: Logger,
+  print: (text: string) => void,
+): Promise<number> {
   try {
     endpoint.assertRoutes();
   } catch (err) {
@@ -95,11 +103,14 @@ export async function runLocalRequests(endpoint: Endpoint, config: Config, log: 
           ? {}
           : { headers: { "content-type": "application/json", ...request.headers } }),
       });
-      const line = `${method} ${request.path} -> ${response.statusCode} ${response.body}`;
+      const line = `${method} ${request.path} -> ${response.statusCode}`;
       if (response.statusCode >= 400) {
         failed++;
-        log.error(line);
-      } else log.info(line);
+        log.error(`${line} ${response.body}`);
+      } else {
+        log.info(line);
+        print(`${response.body}\n`);
+      }
     }
     log.info(
       `Local testing complete: ${requests.length - failed} of ${requests.length} request(s) succeeded.`,

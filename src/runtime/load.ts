@@ -4,7 +4,7 @@ import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FlashError } from "../errors.js";
 import { flushLog } from "../log/index.js";
-import { stackText } from "../log/stack.js";
+import { stackText, userStack } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "./registry.js";
 import { compiledHandler } from "./ts-cache.js";
 
@@ -116,7 +116,9 @@ export async function loadApp(file: string): Promise<App> {
       : ((await import(url)) as Module);
   } catch (err) {
     // The stack names the file and line that threw; a message alone leaves the user guessing.
-    throw new LoadError(`${file} failed to load: ${stackText(err, String(err))}`, { cause: err });
+    throw new LoadError(`${file} failed to load: ${userStack(stackText(err, String(err)))}`, {
+      cause: err,
+    });
   }
   const mismatch = versionMismatch();
   if (mismatch) process.stderr.write(`flash-worker: warning: ${mismatch}\n`);

@@ -3,9 +3,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
+import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
 import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
+import { userStack } from "../log/stack.js";
+import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
+import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
 function readTestJob(config: Config, log: Logger): { job?: Record<string, unknown>; source?: string } {
@@ -42,41 +46,95 @@ function readTestJob(config: Config, log: Logger): { job?: Record<string, unknow
   return { job: parsed as Record<string, unknown>, source };
 }
 
-/** The one-shot local test (docs/protocol.md §6.1): run one job, print the result, exit 0 or 1. */
+/** The platform's execution timeout when the Endpoint sets none: how long the one-shot test waits by default. */
+const DEFAULT_TIMEOUT_MS = ENDPOINT_DEFAULTS.executionTimeoutMs;
+
+/** The job's own wait ended without an answer: the handler's promise can never settle, or took too long. */
+class Unfinished extends Error {}
+
+/**
+ * The one-shot local test (docs/protocol.md §6.1): run one job, exit 0 or 1. Logs go to `log`; the result body
+ * alone goes to `print` (stdout), so `flash run handler.ts | jq` works.
+ */
 export async function runOneShot(
   definition: HandlerDefinition,
   config: Config,
   log: Logger,
+  print: (text: string) => void,
 ): Promise<number> {
-  const { job } = readTestJob(config, log);
+  const { job, source } = readTestJob(config, log);
   if (!job) return 1;
   if (job.input === undefined || job.input === null) {
-    log.error("Job has no input parameter. Unable to run.");
+    const given = JSON.stringify(job);
+    const wrapped = given.length > 200 ? '{"input": {...}}' : `{"input": ${given}}`;
+    log.error(
+      `Job has no input parameter. Unable to run. The test input from ${source} must put the handler's input under "input": ${wrapped}`,
+    );
     return 1;
   }
   const raw: RawJob = { ...job, id: typeof job.id === "string" ? job.id : "local_test", input: job.input };
   const jobLog = log.child({ requestId: raw.id });
+  const timeoutMs =
+    config.timeoutMs ??
+    ((definition as Partial<EndpointHandlerDefinition>).endpoint?.executionTimeoutMs || DEFAULT_TIMEOUT_MS);
+  const stop = new AbortController();
+  // Not a reason to stay alive: a handler waiting on nothing still lets the event loop drain.
+  const timer = setTimeout(
+    () =>
+      stop.abort(
+        new Unfinished(
+          `Job ${raw.id} timed out after ${timeoutMs / 1000} s: the handler had not finished. Pass --timeout <seconds> to wait longer (default: the Endpoint's executionTimeoutMs, else ${DEFAULT_TIMEOUT_MS / 1000} s).`,
+        ),
+      ),
+    timeoutMs,
+  ).unref();
+  // The event loop drained while the job waits: nothing is left that could ever settle the handler's promise.
+  const drained = () =>
+    stop.abort(
+      new Unfinished(
+        `Job ${raw.id} never finished: the handler's promise never settled, and nothing is left that could settle it (no timer, socket or pending I/O). Make every path of the handler return, resolve or reject.`,
+      ),
+    );
+  process.once("beforeExit", drained);
   jobLog.info("Started.");
   const outcome = await executeJob(definition.fn, raw, {
     worker: { workerId: config.platform.workerId, hostname: config.platform.hostname },
     log: jobLog,
-    signal: new AbortController().signal,
+    signal: stop.signal,
     // The result body is the one the platform would get; the chunks are shown as they come.
     returnAggregateStream: definition.returnAggregateStream,
     refreshWorker: definition.refreshWorker,
     progress: (value) => jobLog.info(`Progress: ${JSON.stringify(value)}`),
     stream: async (chunk) => jobLog.info(`Stream chunk: ${JSON.stringify(chunk)}`),
+    // Reported once, below, with the user's own frames.
+    quiet: true,
   });
-  if (outcome.kind !== "result") return 1;
+  clearTimeout(timer);
+  process.off("beforeExit", drained);
+  if (outcome.kind !== "result") {
+    const reason = outcome.reason;
+    log.error(reason instanceof Unfinished ? reason.message : `Job ${raw.id} was stopped: ${String(reason)}`);
+    return 1;
+  }
   const { result } = outcome;
   if (result.error !== undefined) {
-    log.error(
-      `Job ${raw.id} failed with error: ${typeof result.error === "string" ? result.error : JSON.stringify(result.error)}`,
-    );
+    log.error(`Job ${raw.id} failed with error: ${describeFailure(result.error)}`);
     return 1;
   }
   log.info(`Job ${raw.id} completed successfully. (${Math.round(outcome.handlerMs)} ms)`);
-  log.info(`Job result: ${JSON.stringify(result)}`);
+  print(`${JSON.stringify(result)}\n`);
   log.info("Local testing complete, exiting.");
   return 0;
+}
+
+/** A failed result's error as the user reads it: the error's stack through their own frames, else the error itself. */
+function describeFailure(error: unknown): string {
+  if (typeof error !== "string") return JSON.stringify(error);
+  try {
+    const info = JSON.parse(error) as Partial<HandlerErrorInfo>;
+    if (typeof info.error_traceback === "string") return userStack(info.error_traceback);
+  } catch {
+    // A plain string error (returned `{error: "..."}`, or a generator's): shown as it is.
+  }
+  return userStack(error);
 }

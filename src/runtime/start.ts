@@ -3,7 +3,7 @@ import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, onShutdownSignal } from "../lifecycle.js";
-import { createLogger, type Logger } from "../log/index.js";
+import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
@@ -58,6 +58,17 @@ async function runQueueWorker(
   return 0;
 }
 
+/** Sends everything written to stdout from now on to stderr, and returns the one way left to write to stdout. */
+function resultOnStdout(): (text: string) => void {
+  flushLog();
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  return (text) => {
+    flushLog();
+    write(text);
+  };
+}
+
 /** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
@@ -78,7 +89,16 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
     throw err;
   }
   config.file = options.file;
-  const log = createLogger({ level: config.logLevel, json: config.logJson });
+  const testing = options.oneShot || config.testInput !== undefined;
+  const oneShot =
+    app.kind === "endpoint" ? testing : !config.serveApi && (testing || !config.platform.getJobUrl);
+  // The one-shot test's stdout carries the result body alone; its logs (and the handler's output) go to stderr.
+  const print = oneShot ? resultOnStdout() : undefined;
+  const log = createLogger({
+    level: config.logLevel,
+    json: config.logJson,
+    ...(oneShot ? { destination: process.stderr } : {}),
+  });
   // Stray errors are logged and survived in every mode, the one-shot test included.
   guardProcess(log);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
@@ -86,9 +106,9 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   logGpus(log, await gpuFacts());
   if (app.kind === "endpoint") {
     // Loaded on demand so queue workers never pay for the HTTP server.
-    if (options.oneShot || config.testInput !== undefined) {
+    if (print) {
       const { runLocalRequests } = await import("../routes/local.js");
-      return runLocalRequests(app, config, log.child({ subject: "local" }));
+      return runLocalRequests(app, config, log.child({ subject: "local" }), print);
     }
     const { serveEndpoint } = await import("../routes/serve.js");
     return serveEndpoint(app, config, log);
@@ -97,9 +117,9 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
     const { serveApi } = await import("./serve-api.js");
     return serveApi(app, config, log, runQueueWorker);
   }
-  if (config.testInput !== undefined || !config.platform.getJobUrl) {
+  if (print) {
     const { runOneShot } = await import("./one-shot.js");
-    return runOneShot(app, config, log.child({ subject: "local" }));
+    return runOneShot(app, config, log.child({ subject: "local" }), print);
   }
   return runQueueWorker(app, config, log);
 }

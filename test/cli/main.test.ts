@@ -1,5 +1,6 @@
 // The built `flash` command's own flags: --help and --version, and each command's generated --help.
 import { spawnSync } from "node:child_process";
+import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.js";
 import { FLASH, ROOT } from "../process.js";
@@ -35,5 +36,16 @@ describe("flash", () => {
     const out = flash("build", "--workers", "3", "x.ts");
     expect(out.status).toBe(1);
     expect(out.stderr).toBe("✗ Unknown option --workers (flash build takes --node-version)\n");
+  });
+
+  it("npm run build leaves dist/cli/main.js executable: `npx flash run` works in a clone", () => {
+    expect(statSync(FLASH).mode & 0o111).toBe(0o111);
+    const out = spawnSync("npx", ["--offline", "flash", "run", "examples/echo/handler.ts"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(out.stderr).not.toContain("Permission denied");
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout).toBe('{"output":{"name":"flash","message":"hello"}}\n');
   });
 });

@@ -7,47 +7,52 @@ import { flashRun, freePort, ROOT } from "../process.js";
 
 describe("flash run", () => {
   it("runs examples/echo with its test_input.json and exits 0", async () => {
-    const { code, stdout } = await flashRun(["run", "examples/echo/handler.ts"]);
+    const { code, stdout, stderr } = await flashRun(["run", "examples/echo/handler.ts"]);
     expect(code).toBe(0);
-    expect(stdout).toContain("| local_test | Started.");
-    expect(stdout).toContain("Job local_test completed successfully.");
-    expect(stdout).toContain('Job result: {"output":{"name":"flash","message":"hello"}}');
-    expect(stdout).toContain("Local testing complete, exiting.");
+    // stdout is the result body alone (it pipes to jq); the logs are on stderr.
+    expect(stdout).toBe('{"output":{"name":"flash","message":"hello"}}');
+    expect(stderr).toContain("| local_test | Started.");
+    expect(stderr).toContain("Job local_test completed successfully.");
+    expect(stderr).toContain("Local testing complete, exiting.");
   });
 
   it("runs a generator handler (runpod-python never iterates it locally) and shows every chunk", async () => {
     const { code, stdout } = await flashRun(["run", "examples/stream/handler.ts"]);
     expect(code).toBe(0);
-    expect(stdout).toContain(
-      'Job result: {"output":[{"token":"streams"},{"token":"come"},{"token":"one"},{"token":"chunk"},{"token":"at"},{"token":"a"},{"token":"time"}]}',
+    expect(stdout).toBe(
+      '{"output":[{"token":"streams"},{"token":"come"},{"token":"one"},{"token":"chunk"},{"token":"at"},{"token":"a"},{"token":"time"}]}',
     );
   });
 
   it("--test-input and --test_input override the file; id and extra fields pass through", async () => {
     for (const flag of ["--test-input", "--test_input"]) {
-      const { code, stdout } = await flashRun([
+      const { code, stdout, stderr } = await flashRun([
         "run",
         "examples/echo/handler.ts",
         flag,
         '{"id": "my-job", "input": {"mock_return": [1, 2]}}',
       ]);
       expect(code).toBe(0);
-      expect(stdout).toContain("Job my-job completed successfully.");
-      expect(stdout).toContain('Job result: {"output":[1,2]}');
+      expect(stderr).toContain("Job my-job completed successfully.");
+      expect(stdout).toBe('{"output":[1,2]}');
     }
   });
 
-  it("a handler error exits 1 with the error", async () => {
-    const { code, stdout } = await flashRun([
+  it("a handler error exits 1 with the error once, through the user's own frames", async () => {
+    const { code, stdout, stderr } = await flashRun([
       "run",
       "examples/echo/handler.ts",
       "--test-input",
       '{"input": {"mock_error": "kaput"}}',
     ]);
     expect(code).toBe(1);
-    expect(stdout).toMatch(
-      /Job local_test failed with error: \{"error_type": "<class 'Error'>", "error_message": "kaput"/,
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(
+      /\| ERROR \| local \| Job local_test failed with error: Error: kaput\n {4}at .*examples\/echo\/handler\.ts:\d+:\d+/,
     );
+    expect(stderr.match(/kaput/g)).toHaveLength(1);
+    // No frame of the runtime, of Node or of the TypeScript loaders.
+    expect(stderr).not.toMatch(/^\s+at .*(dist\/|node:|node_modules)/m);
   });
 
   it("no test input anywhere: a clear message and exit 1", async () => {
@@ -56,11 +61,11 @@ describe("flash run", () => {
       join(dir, "handler.mjs"),
       'export default { kind: "handler", fn: () => 1, concurrency: 1 };\n',
     );
-    const { code, stdout } = await flashRun(["run", join(dir, "handler.mjs")], {}, dir);
+    const { code, stderr } = await flashRun(["run", join(dir, "handler.mjs")], {}, dir);
     expect(code).toBe(1);
-    expect(stdout).toContain("test_input.json not found, exiting.");
+    expect(stderr).toContain("test_input.json not found, exiting.");
     // Run from the handler's folder, the two places looked in are one: named once.
-    const looked = stdout.split("\n").find((line) => line.includes("Looked for"));
+    const looked = stderr.split("\n").find((line) => line.includes("Looked for"));
     expect(looked).toContain(`Looked for ${join(dir, "test_input.json")}; pass the job`);
   });
 
@@ -72,11 +77,11 @@ describe("flash run", () => {
         'import { handler } from "flash-worker";\nexport default handler(async function* () { yield "a"; yield "b"; });\n',
       );
       const args = ["run", "handler.ts", "--test-input", '{"input": {}}'];
-      const { code, stdout } = await flashRun(args, {}, dir);
+      const { code, stdout, stderr } = await flashRun(args, {}, dir);
       expect(code).toBe(0);
-      expect(stdout).toContain('Stream chunk: "a"');
-      expect(stdout).toContain('Stream chunk: "b"');
-      expect(stdout).toContain('Job result: {"output":[]}');
+      expect(stderr).toContain('Stream chunk: "a"');
+      expect(stderr).toContain('Stream chunk: "b"');
+      expect(stdout).toBe('{"output":[]}');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -94,36 +99,123 @@ describe("flash run", () => {
     expect(stderr).toMatch(/handler\.ts:2:\d+/);
   });
 
+  it("a syntax error names the file, line and column, without the TypeScript loader's frames", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(join(dir, "handler.ts"), "export default { kind: 'handler', fn: () => { return {; } };\n");
+    const { code, stdout, stderr } = await flashRun(["run", "handler.ts"], {}, dir);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(`${join(dir, "handler.ts")} failed to load:`);
+    expect(stderr).toMatch(/handler\.ts:1:\d+/);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("stdout is the result body alone whatever LOG_LEVEL says and whatever the handler prints", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(
+      join(dir, "handler.mjs"),
+      'export default { kind: "handler", concurrency: 1, fn: (job) => { console.log("loading", job.id); return { n: job.input.n }; } };\n',
+    );
+    writeFileSync(join(dir, "test_input.json"), '{"input": {"n": 5}}\n');
+    for (const level of ["WARNING", "ERROR", "INFO"]) {
+      const { code, stdout, stderr } = await flashRun(["run", "handler.mjs"], { LOG_LEVEL: level }, dir);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toStrictEqual({ output: { n: 5 } });
+      expect(stderr).toContain("loading local_test");
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a handler whose promise can never settle: exit 1 with the reason, not 0 with no result", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(
+      join(dir, "handler.mjs"),
+      'export default { kind: "handler", concurrency: 1, fn: () => new Promise(() => {}) };\n',
+    );
+    const { code, stdout, stderr } = await flashRun(
+      ["run", "handler.mjs", "--test-input", '{"input": {}}'],
+      {},
+      dir,
+    );
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(
+      "Job local_test never finished: the handler's promise never settled, and nothing is left that could settle it",
+    );
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a handler kept waiting by a timer ends at --timeout, else at its Endpoint's executionTimeoutMs", async () => {
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    try {
+      writeFileSync(
+        join(dir, "pending.mjs"),
+        'export default { kind: "handler", concurrency: 1, fn: () => new Promise(() => { setInterval(() => {}, 1000); }) };\n',
+      );
+      const flagged = await flashRun(
+        ["run", "pending.mjs", "--timeout", "1", "--test-input", '{"input": {}}'],
+        {},
+        dir,
+      );
+      expect(flagged.code).toBe(1);
+      expect(flagged.stderr).toContain(
+        "Job local_test timed out after 1 s: the handler had not finished. Pass --timeout <seconds> to wait longer",
+      );
+      writeFileSync(
+        join(dir, "endpoint.mjs"),
+        'import { Endpoint } from "flash-worker";\nconst api = new Endpoint({ name: "slow", executionTimeoutMs: 1500 });\nexport default api.handler(() => new Promise(() => { setInterval(() => {}, 1000); }));\n',
+      );
+      const declared = await flashRun(["run", "endpoint.mjs", "--test-input", '{"input": {}}'], {}, dir);
+      expect(declared.code).toBe(1);
+      expect(declared.stderr).toContain("Job local_test timed out after 1.5 s");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("stray errors (an unawaited rejection, a throw in a timer) are logged, and the job still completes", async () => {
-    const { code, stdout } = await flashRun([
+    const { code, stdout, stderr } = await flashRun([
       "run",
       "test/fixtures/stray-rejection.ts",
       "--test-input",
       '{"input": {}}',
     ]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(
+    expect(stderr).toMatch(
       /\| ERROR \| .* \| Unhandled rejection \| Error: stray rejection from the handler\n\s+at /,
     );
-    expect(stdout).toMatch(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
-    expect(stdout).toContain('Job result: {"output":{"answered":true}}');
+    expect(stderr).toMatch(/\| ERROR \| .* \| Uncaught exception \| Error: stray throw from a timer/);
+    expect(stdout).toBe('{"output":{"answered":true}}');
   });
 
-  it("input missing or null: exit 1 with runpod-python's message", async () => {
-    const { code, stdout } = await flashRun([
+  it('input missing or null: exit 1 with runpod-python\'s message and the {"input": ...} shape', async () => {
+    const { code, stderr } = await flashRun([
       "run",
       "examples/echo/handler.ts",
       "--test-input",
       '{"id": "x"}',
     ]);
     expect(code).toBe(1);
-    expect(stdout).toContain("Job has no input parameter. Unable to run.");
+    expect(stderr).toContain("Job has no input parameter. Unable to run.");
+    // The handler's input given bare, as a user first writes it: the message shows where it goes.
+    const dir = mkdtempSync(join(tmpdir(), "flash-run-"));
+    writeFileSync(
+      join(dir, "handler.mjs"),
+      'export default { kind: "handler", fn: () => 1, concurrency: 1 };\n',
+    );
+    writeFileSync(join(dir, "test_input.json"), '{"n": 5}\n');
+    const bare = await flashRun(["run", "handler.mjs"], {}, dir);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain(
+      `Job has no input parameter. Unable to run. The test input from ${join(dir, "test_input.json")} must put the handler's input under "input": {"input": {"n":5}}`,
+    );
   });
 
   it("test input that is not JSON: exit 1 naming the source", async () => {
-    const { code, stdout } = await flashRun(["run", "examples/echo/handler.ts", "--test-input", "{nope"]);
+    const { code, stderr } = await flashRun(["run", "examples/echo/handler.ts", "--test-input", "{nope"]);
     expect(code).toBe(1);
-    expect(stdout).toContain("Test input from --test_input is not valid JSON");
+    expect(stderr).toContain("Test input from --test_input is not valid JSON");
   });
 
   it("an invalid LOG_LEVEL is a clear startup error", async () => {
@@ -155,7 +247,7 @@ describe("flash run", () => {
       const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
       const result = spawnSync(process.execPath, ["handler.mjs"], { cwd: dir, encoding: "utf8", env });
       expect(result.status).toBe(0);
-      expect(result.stdout).toContain('Job result: {"output":{"doubled":42}}');
+      expect(result.stdout).toBe('{"output":{"doubled":42}}\n');
     } finally {
       const { rmSync } = await import("node:fs");
       rmSync(dir, { recursive: true, force: true });
@@ -183,7 +275,7 @@ describe("flash run", () => {
         '{"input": 1}',
       ]);
       expect(code).toBe(0);
-      expect(stdout).toContain('Job result: {"output":"copy"}');
+      expect(stdout).toBe('{"output":"copy"}');
       expect(stderr).toMatch(
         /warning: The app imports flash-worker 0\.0\.9, but the runtime running it is \d+\.\d+\.\d+/,
       );

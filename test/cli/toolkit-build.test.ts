@@ -1,12 +1,13 @@
 // flash build: what ships, the manifest, and each of the interface document's build messages.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { list } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
 import { scanImports } from "../../src/build/imports.js";
 import { BuildError, buildArtifact } from "../../src/build/index.js";
 import { targetNodeVersion } from "../../src/build/node-version.js";
+import { buildAndPush } from "../../src/deploy/image.js";
 import { createLogger } from "../../src/log/index.js";
 import { flashRun } from "../process.js";
 import { GREETER, makeProject, type Project, vendorPackage } from "./toolkit-project.js";
@@ -95,7 +96,8 @@ describe("flash build", () => {
     expect(result.manifest).toMatchObject({
       version: "1.0",
       files: 5,
-      nodeVersion: process.versions.node.split(".")[0],
+      // The images' Node.js, whatever runs the build.
+      nodeVersion: "24",
       endpoints: [
         {
           name: expect.stringMatching(/^flash-app-/),
@@ -186,7 +188,7 @@ describe("flash build", () => {
     const message = await buildError(buildArtifact({ root: project.dir, entries: ["handler.ts"] }));
     expect(message).toBe(
       [
-        "Shipped code imports local modules that the build ignore rules (.gitignore or built-in defaults) exclude:",
+        "Shipped code imports local modules that the build ignore rules (.gitignore, .flashignore or built-in defaults) exclude:",
         "  secrets/config.ts (imported by handler.ts, lib/greet.ts)",
         "  tests/fixture.ts (imported by handler.ts)",
         "Shipping them would silently override a deliberate exclusion, and omitting them would break the worker with ERR_MODULE_NOT_FOUND. Remove the matching ignore pattern or stop importing these modules from shipped code.",
@@ -317,7 +319,7 @@ describe("Node.js version", () => {
     expect(() => targetNodeVersion(undefined, none, "18.19.0")).toThrow(
       "Local Node.js 18.19.0 is not supported. Supported versions: 20, 22, 24. Use --node-version <version>, set nodeVersion on the Endpoint, or switch to a supported Node.js.",
     );
-    expect(targetNodeVersion(undefined, none, "22.3.0")).toBe("22");
+    expect(targetNodeVersion(undefined, none, "22.3.0")).toBe("24");
   });
 
   it("endpoints declaring different versions must agree", () => {
@@ -348,5 +350,100 @@ describe("Node.js version", () => {
     const quiet = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe("");
+  });
+});
+
+describe("flash build, as the interface document's error table has it", () => {
+  it("a handler() app builds for the images' Node.js 24, whatever Node.js runs the build", async () => {
+    project = makeProject(GREETER);
+    const { code, stdout } = await flashRun(["build"], {}, project.dir);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), \d+ B, Node\.js 24$/m);
+    const manifest = JSON.parse(readFileSync(join(project.dir, ".flash", "flash_manifest.json"), "utf8"));
+    expect(manifest.nodeVersion).toBe("24");
+  });
+
+  it(".flashignore's patterns do not ship (nor the file itself); `!` lines re-include", async () => {
+    project = makeProject({
+      ...GREETER,
+      ".flashignore": "# kept in git, not needed by workers\nfixtures/\n*.bin\n!keep.bin\n",
+      "fixtures/sample.json": "{}\n",
+      "weights.bin": "x",
+      "keep.bin": "y",
+    });
+    const { code, stdout } = await flashRun(["build"], {}, project.dir);
+    expect(code).toBe(0);
+    expect(stdout).toContain("4 files");
+    expect(await entries(join(project.dir, ".flash", "artifact.tar.gz"))).toEqual([
+      "flash_manifest.json",
+      "handler.ts",
+      "keep.bin",
+      "lib/greet.ts",
+      "package.json",
+    ]);
+    project.write(".flashignore", "lib/\n");
+    const refused = await flashRun(["build"], {}, project.dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "✗ Shipped code imports local modules that the build ignore rules (.gitignore, .flashignore or built-in defaults) exclude:",
+    );
+    expect(refused.stderr).toContain("  lib/greet.ts (imported by handler.ts)");
+  });
+
+  const endpointFile = (routes: string) =>
+    [
+      'import { Endpoint } from "flash-worker";',
+      'const api = new Endpoint({ name: "api" });',
+      routes,
+      "export default api;",
+      "",
+    ].join("\n");
+
+  it("configuration errors print as one ✗ line naming the file and line, without a stack", async () => {
+    const cases: [string, string][] = [
+      [
+        'api.route("FETCH" as never, "/a", () => 1);',
+        "✗ handler.ts:3: method must be one of GET, POST, PUT, DELETE, PATCH, got: FETCH",
+      ],
+      ['api.get("a", () => 1);', "✗ handler.ts:3: path must start with '/', got: a"],
+      [
+        'api.get("/a", () => 1);\napi.get("/a", () => 2);',
+        "✗ handler.ts:4: duplicate route: GET /a on endpoint 'api'",
+      ],
+      [
+        'import "not-installed-pkg";\napi.get("/a", () => 1);',
+        "✗ handler.ts: Cannot find package 'not-installed-pkg' imported from",
+      ],
+    ];
+    for (const [routes, message] of cases) {
+      project = makeProject({ "handler.ts": endpointFile(routes) });
+      const { code, stderr } = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+      expect(code).toBe(1);
+      expect(stderr).toContain(message);
+      // One line: no "Failed to load", no repeated error name, no stack frames.
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+      expect(stderr).not.toContain("failed to load");
+      project.remove();
+      project = undefined;
+    }
+  });
+
+  it("an artifact that is not gzip is refused before the image step reads it, with the fix", async () => {
+    project = makeProject(GREETER);
+    const built = await buildArtifact({ root: project.dir, entries: ["handler.ts"] });
+    writeFileSync(built.artifact, "<html>502 Bad Gateway</html>");
+    const refused = buildAndPush({
+      // Never run: the artifact is refused first.
+      tool: { name: "buildah", prefix: ["buildah"] },
+      root: project.dir,
+      artifact: built.artifact,
+      image: "127.0.0.1:5000/app:1",
+      entry: "handler.ts",
+      kind: "cpu",
+      log: createLogger({ level: "SILENT", json: false }),
+    });
+    expect(await buildError(refused)).toBe(
+      "File is not a valid gzip file. Expected magic bytes (31, 139), got: (60, 104). .flash/artifact.tar.gz is damaged: delete the .flash directory and rebuild (flash build).",
+    );
   });
 });

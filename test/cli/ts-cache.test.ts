@@ -75,7 +75,7 @@ describe("flash run with a .ts handler on a Node without type stripping", () => 
     for (const round of [1, 2]) {
       const run = flash(["run", "examples/echo/handler.ts"], { FLASH_TS_CACHE: cache });
       expect(await run.exited).toBe(0);
-      expect(run.stdout.join("\n")).toContain("completed successfully");
+      expect(run.stderr.join("\n")).toContain("completed successfully");
       expect(
         readdirSync(cache).filter((f) => f.endsWith(".mjs")),
         `round ${round}`,

@@ -26,8 +26,7 @@ async function imageUrl(job: Record<string, unknown>, env: Record<string, string
     env,
   );
   expect(run.code, run.stdout + run.stderr).toBe(0);
-  const line = run.stdout.split("\n").find((l) => l.includes("| Job result: "));
-  const result = JSON.parse(line!.slice(line!.indexOf("| Job result: ") + 13)) as {
+  const result = JSON.parse(run.stdout) as {
     output: { image_url: string };
   };
   return result.output.image_url;

@@ -14,11 +14,9 @@ const names = readdirSync(EXAMPLES, { withFileTypes: true })
   .map((entry) => entry.name)
   .sort();
 
-/** The result a one-shot run printed: the JSON after "Job result: ". */
+/** The result a one-shot run printed: its stdout is the result body alone. */
 function jobResult(stdout: string): { output?: unknown; error?: unknown } {
-  const line = stdout.split("\n").find((l) => l.includes("| Job result: "));
-  if (!line) throw new Error(`no "Job result:" line in:\n${stdout}`);
-  return JSON.parse(line.slice(line.indexOf("| Job result: ") + "| Job result: ".length));
+  return JSON.parse(stdout);
 }
 
 async function runExample(name: string, testInput?: unknown) {
@@ -82,7 +80,7 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     });
     const bad = await runExample("concurrency", { input: { words: "not a list" } });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain("input.words must be a list of strings");
+    expect(bad.stderr).toContain("input.words must be a list of strings");
   });
 
   it("image-endpoint returns {image_url, cost} with a real PNG of the requested size", async () => {
@@ -111,18 +109,18 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     expect(b).not.toBe(a);
     const bad = await runExample("image-endpoint", { input: { prompt: "x", width: 4 } });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain("input.width must be a whole number of pixels from 16 to 2048, got 4");
+    expect(bad.stderr).toContain("input.width must be a whole number of pixels from 16 to 2048, got 4");
   });
 
   it("gpu, on a host without an NVIDIA GPU: the job fails with a plain error naming CUDA", async () => {
-    const { code, stdout } = await runExample("gpu");
+    const { code, stderr } = await runExample("gpu");
     expect(code).toBe(1);
-    expect(stdout).toContain(
-      '"error_message": "CUDA is not available on this host: no NVIDIA driver (libcuda.so.1) was found.',
+    expect(stderr).toContain(
+      "Job local_test failed with error: NoGpuError: CUDA is not available on this host: no NVIDIA driver (libcuda.so.1) was found.",
     );
     const bad = await runExample("gpu", { input: { n: 0 } });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain("input.n must be a whole number from 1 to 268435456, got 0");
+    expect(bad.stderr).toContain("input.n must be a whole number from 1 to 268435456, got 0");
   });
 
   it("image-endpoint's CRC-32 agrees with zlib's", () => {
@@ -135,10 +133,11 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
   it.runIf(names.includes("load-balanced"))(
     "load-balanced answers the requests in test_input.json",
     async () => {
-      const { code, stdout } = await runExample("load-balanced");
+      const { code, stdout, stderr } = await runExample("load-balanced");
       expect(code).toBe(0);
-      expect(stdout).toContain('POST /echo -> 200 {"prompt":"hello","n":1}');
-      expect(stdout).toContain("Local testing complete: 3 of 3 request(s) succeeded.");
+      expect(stderr).toContain("POST /echo -> 200");
+      expect(stdout.split("\n")).toContain('{"prompt":"hello","n":1}');
+      expect(stderr).toContain("Local testing complete: 3 of 3 request(s) succeeded.");
     },
   );
 

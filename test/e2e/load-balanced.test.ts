@@ -120,18 +120,22 @@ describe("flash start on a load-balanced endpoint (real socket)", { timeout: 120
 
 describe("flash run on a load-balanced endpoint", { timeout: 120_000 }, () => {
   it("sends the requests of test_input.json through the routes and prints the answers", async () => {
-    const { code, stdout } = await flashRun(["run", EXAMPLE], { MODEL_LOAD_MS: "0" });
+    const { code, stdout, stderr } = await flashRun(["run", EXAMPLE], { MODEL_LOAD_MS: "0" });
     expect(code).toBe(0);
-    expect(stdout).toContain('POST /echo -> 200 {"prompt":"hello","n":1}');
-    expect(stdout).toContain('GET /hello/flash -> 200 {"hello":"flash"}');
-    expect(stdout).toContain("Local testing complete: 3 of 3 request(s) succeeded.");
+    // Each answer's body alone on stdout, one a line; the statuses in the log on stderr.
+    const bodies = stdout.split("\n");
+    expect(bodies).toContain('{"prompt":"hello","n":1}');
+    expect(bodies).toContain('{"hello":"flash"}');
+    expect(stderr).toContain("POST /echo -> 200");
+    expect(stderr).toContain("GET /hello/flash -> 200");
+    expect(stderr).toContain("Local testing complete: 3 of 3 request(s) succeeded.");
   });
 
   it("exits 1 when a request fails", async () => {
     const input = JSON.stringify({ method: "POST", path: "/fail", body: { message: "nope" } });
-    const { code, stdout } = await flashRun(["run", EXAMPLE, "--test-input", input], { MODEL_LOAD_MS: "0" });
+    const { code, stderr } = await flashRun(["run", EXAMPLE, "--test-input", input], { MODEL_LOAD_MS: "0" });
     expect(code).toBe(1);
-    expect(stdout).toContain('POST /fail -> 500 {"error":"nope"}');
+    expect(stderr).toContain('POST /fail -> 500 {"error":"nope"}');
   });
 
   it("an Endpoint used with .handler(fn) runs as a queue handler", async () => {
@@ -142,14 +146,14 @@ describe("flash run on a load-balanced endpoint", { timeout: 120_000 }, () => {
       '{"input": {"x": 21}}',
     ]);
     expect(code).toBe(0);
-    expect(stdout).toContain('Job result: {"output":{"doubled":42}}');
+    expect(stdout).toBe('{"output":{"doubled":42}}');
   });
 
   it("explains a queue job's test input", async () => {
-    const { code, stdout } = await flashRun(["run", EXAMPLE, "--test-input", '{"input": {"a": 1}}'], {
+    const { code, stderr } = await flashRun(["run", EXAMPLE, "--test-input", '{"input": {"a": 1}}'], {
       MODEL_LOAD_MS: "0",
     });
     expect(code).toBe(1);
-    expect(stdout).toContain("this is a load-balanced endpoint: its test input describes HTTP requests");
+    expect(stderr).toContain("this is a load-balanced endpoint: its test input describes HTTP requests");
   });
 });

@@ -93,12 +93,12 @@ describe("startup fitness checks in flash start", () => {
   });
 
   it("never in a local test run (flash run)", async () => {
-    const { code, stdout } = await flashRun(["run", FIXTURE, "--test-input", '{"input":{"a":1}}'], {
+    const { code, stdout, stderr } = await flashRun(["run", FIXTURE, "--test-input", '{"input":{"a":1}}'], {
       FITNESS_FAIL: "model_files",
     });
     expect(code).toBe(0);
-    expect(stdout).not.toContain("fitness check");
-    expect(stdout).toContain('Job result: {"output":{"echoed":{"a":1}}}');
+    expect(stderr).not.toContain("fitness check");
+    expect(stdout).toBe('{"output":{"echoed":{"a":1}}}');
   });
 
   it("a bad setting is a clear error at start", async () => {

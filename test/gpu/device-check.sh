@@ -62,7 +62,7 @@ step "doctor (table)" 60 env RUNPOD_NETWORK_CHECK_HOST=127.0.0.1 RUNPOD_NETWORK_
   node "$FLASH" doctor > "$OUT/doctor.txt" 2>&1
 step "real bindings" 90 node "$ROOT/test/gpu/device-bindings.mjs" "$PKG" > "$OUT/bindings.json" 2>&1
 cd "$W/app/gpu"
-step "flash run examples/gpu" 60 node "$FLASH" run handler.ts > "$OUT/example.log" 2>&1
+step "flash run examples/gpu" 60 node "$FLASH" run handler.ts > "$OUT/example.json" 2> "$OUT/example.log"
 step "queue worker + fitness" 120 node "$ROOT/test/gpu/device-worker.mjs" "$FLASH" "$W/app/gpu/handler.ts" \
   > "$OUT/worker.json" 2>&1
 kill "$LISTENER" 2>/dev/null
@@ -77,4 +77,4 @@ for (const c of b.checks || []) console.log("bindings:", c.pass ? "pass" : "FAIL
 console.log("bindings: cuInit", Math.round(b.cuInitMs), "ms, NVML", Math.round(b.nvml?.ms), "ms, health check", Math.round(b.healthCheckMs), "ms");
 for (const s of Array.isArray(w) ? w : []) console.log("worker:", s.scenario, "exit", s.exitCode, "| spawn->first take", s.msSpawnToFirstTake, "ms | takes", s.takes, "| unhealthy", JSON.stringify(s.unhealthy.map((u) => u.q.check + ": " + u.q.reason)), "| result", s.result ? (s.result.output ? "output mismatches=" + s.result.output.mismatches : "error") : "none");
 ' 2>&1 | tee -a "$OUT/summary.txt"
-summary "example: $(grep -o '"mismatches":[0-9]*' "$OUT/example.log" | head -1) $(grep -c 'Job result' "$OUT/example.log") result line(s)"
+summary "example: $(grep -o '"mismatches":[0-9]*' "$OUT/example.json" | head -1) $(grep -c '^{"output"' "$OUT/example.json") result line(s)"

@@ -41,16 +41,21 @@ const LEVELS: Record<string, Level> = {
   FATAL: "error",
 };
 
+/** A line that carries on the record above it: a stack frame, an indented JSON field, a closing bracket. */
+const CONTINUATION = /^(\s|[}\]]\s*$)/;
+
 /**
  * Writes one line of a worker's output into the platform log under the worker's id, keeping its level:
  * a `<time> | <LEVEL> | <rest>` text line or a `{"level", "message"}` JSON line loses only its own stamp.
+ * A continuation of the record before it (`previous`, its level) keeps that level, so a stack stays ERROR.
+ * Returns the level the next line continues at, if it is a continuation.
  */
-export function relayLine(line: string, fallback: Level, log: Logger): void {
+export function relayLine(line: string, fallback: Level, log: Logger, previous?: Level): Level | undefined {
   const text = /^\S+ \| ([A-Z]+) \| (.*)$/s.exec(line);
   const textLevel = text ? LEVELS[text[1]!] : undefined;
   if (text && textLevel) {
     log[textLevel](text[2]!);
-    return;
+    return textLevel;
   }
   if (line.startsWith("{")) {
     try {
@@ -59,13 +64,18 @@ export function relayLine(line: string, fallback: Level, log: Logger): void {
       if (level && typeof record.message === "string") {
         const job = typeof record.requestId === "string" ? `${record.requestId} | ` : "";
         log[level](`${job}${record.message}`);
-        return;
+        return level;
       }
     } catch {
       // Not a log record: relayed as it is below.
     }
   }
+  if (previous && CONTINUATION.test(line)) {
+    log[previous](line);
+    return previous;
+  }
   log[fallback](line);
+  return undefined;
 }
 
 /** Relays a worker's stdout (INFO) and stderr (WARN) line by line; `watch` sees each line first. */
@@ -75,9 +85,10 @@ export function relayOutput(child: ChildProcess, log: Logger, watch?: (line: str
     [child.stderr, "warn"],
   ] as const) {
     if (!stream) continue;
+    let previous: Level | undefined;
     createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
       watch?.(line);
-      relayLine(line, level, log);
+      previous = relayLine(line, level, log, previous);
     });
   }
 }
