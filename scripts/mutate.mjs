@@ -14,6 +14,7 @@ const MODULES = {
   "src/http/client.ts": ["test/http/*.test.ts", "test/client/breaker.test.ts"],
   "src/http/retry.ts": ["test/http/*.test.ts"],
   "src/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
+  "src/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
   "src/job/execute.ts": ["test/job/*.test.ts"],
   "src/files/download.ts": ["test/files/download.test.ts"],
 };
