@@ -2,7 +2,7 @@
 // made from images, their workers, logs and releases, registry credentials and the GPU catalog. Same paths, bodies
 // and status codes as RunPod's, so `flash deploy --api-url http://127.0.0.1:8000` takes the path it takes there.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Logger } from "../../log/index.js";
+import { addSecret, type Logger } from "../../log/index.js";
 import { addJsonParser, checkKey } from "../api/http.js";
 import type { LogBook } from "../console/logs.js";
 import { SseStream } from "../console/sse.js";
@@ -157,9 +157,9 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     stored.record = next;
     if (diff.length > 0) {
       stored.version++;
-      stored.versionAt = Date.now();
       stored.releases.unshift(release(stored.version, diff));
-      await restart(stored, before);
+      // Workers that keep running (nothing about their container changed) run the new release too.
+      if (await restart(stored, before)) stored.versionAt = Date.now();
       log.info(
         `Endpoint ${next.id} (${next.name}) updated to version ${stored.version}: ${diff.map((d) => d.field).join(", ")}`,
       );
@@ -239,6 +239,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     const invalid = violations("registry", request.body ?? null);
     if (invalid.length > 0) throw new Problem(422, "Request validation failed.", invalid);
     const body = request.body as { name: string; username: string; password: string };
+    addSecret(body.password);
     const registry = { id: newShortId(8), ...body };
     registries.set(registry.id, registry);
     return reply.code(201).send({ id: registry.id, name: registry.name });
@@ -269,7 +270,8 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     prepare(stored);
   }
 
-  async function restart(stored: Stored, before: RestEndpointRecord): Promise<void> {
+  /** Applies a changed record; true when its workers are replaced (they run a new container or settings). */
+  async function restart(stored: Stored, before: RestEndpointRecord): Promise<boolean> {
     const { record } = stored;
     if (record.type === "QUEUE") {
       host.updateQueue(queueConfig(record));
@@ -286,7 +288,9 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
       JSON.stringify(before.env) !== JSON.stringify(record.env)
     ) {
       prepare(stored);
+      return true;
     }
+    return false;
   }
 
   /** Pulls and makes the container in the background; the newest request wins. */
