@@ -12,9 +12,9 @@ export function addSecret(value: string | undefined | null): void {
   if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
 }
 
-/** Environment names whose value is a secret: RUNPOD_AI_API_KEY, BUCKET_SECRET_ACCESS_KEY, REGISTRY_PASSWORD… */
+/** Environment names whose value is a secret (RUNPOD_AI_API_KEY, BUCKET_SECRET_ACCESS_KEY…); not placeholders (<key>, $VAR). */
 const SECRET_ASSIGNMENT =
-  /\b([A-Z0-9_]*(?:API_KEY|SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS)[A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s'"]+)/g;
+  /\b([A-Z0-9_]*(?:API_KEY|SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS)[A-Z0-9_]*)=(?![<$*])("[^"]*"|'[^']*'|[^\s'"]+)/g;
 /** The same in JSON: "secretAccessKey": "…", "password": "…", "api_key": "…". */
 const SECRET_FIELD =
   /("[A-Za-z_]*(?:[Ss]ecret|[Pp]assword|[Tt]oken|[Aa]pi_?[Kk]ey|[Aa]ccess_?[Kk]ey(?:_?[Ii]d)?)"\s*:\s*)"[^"]*"/g;
