@@ -60,9 +60,15 @@ export async function waitForRelease(entry: DeployedEntry, options: WaitOptions)
   const endpoint = await withApi(api, `endpoint ${name}`, () => api.getEndpoint(entry.id));
   const scaleToZero = (endpoint.workers.min ?? 0) === 0;
   const lb = entry.endpoint.kind === "load-balanced";
-  let input = options.smoke ? readTestInput(options.root, entry.endpoint.file) : undefined;
+  const sample = options.smoke ? readTestInput(options.root, entry.endpoint.file) : undefined;
+  // A job for a queue endpoint, a request for a load-balanced one: a test input of the other kind is not sent.
+  let input = sample?.kind === (lb ? "request" : "job") ? sample : undefined;
+  let from = "test_input.json";
   // A load-balanced endpoint with no worker yet is asked for its /ping: the request starts one.
-  if (lb && scaleToZero && options.smoke && !input) input = { kind: "request", method: "GET", path: "/ping" };
+  if (lb && scaleToZero && options.smoke && !input) {
+    input = { kind: "request", method: "GET", path: "/ping" };
+    from = "no test_input.json";
+  }
   if (scaleToZero && !input) {
     return {
       proven: false,
@@ -81,7 +87,7 @@ export async function waitForRelease(entry: DeployedEntry, options: WaitOptions)
     breakers: new CircuitBreakers(),
     logger: options.log,
   });
-  let smoke: Promise<string> | undefined;
+  let smokeSent = false;
   let smokeResult: { ok: true; how: string } | { ok: false; error: Error } | undefined;
   let version: number | null | undefined;
   for (;;) {
@@ -95,15 +101,14 @@ export async function waitForRelease(entry: DeployedEntry, options: WaitOptions)
       if (ready) return { proven: true, how: `worker ${ready.id} of ${releaseName(version)} is ready` };
     }
     // Sent once the older release's workers are gone, so that they cannot be the ones answering it.
-    if (smokeWanted && input && !smoke && list.workers.every((w) => !w.isStale)) {
-      smoke = sendSmoke(client, input, deadline).then(
+    if (smokeWanted && input && !smokeSent && list.workers.every((w) => !w.isStale)) {
+      smokeSent = true;
+      void sendSmoke(client, input, from, deadline).then(
         (how) => {
           smokeResult = { ok: true, how };
-          return how;
         },
         (error: Error) => {
           smokeResult = { ok: false, error };
-          return "";
         },
       );
     }
@@ -123,15 +128,20 @@ export async function waitForRelease(entry: DeployedEntry, options: WaitOptions)
 }
 
 /** One smoke request: the job from test_input.json to COMPLETED, or the route answering 2xx. */
-async function sendSmoke(client: EndpointClient, input: TestInput, deadline: number): Promise<string> {
+async function sendSmoke(
+  client: EndpointClient,
+  input: TestInput,
+  from: string,
+  deadline: number,
+): Promise<string> {
   const started = Date.now();
   const took = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
   if (input.kind === "job") {
     const job = await client.runsync(input.body.input, { timeoutMs: Math.max(1_000, deadline - Date.now()) });
-    return `smoke job ${job.id} from test_input.json COMPLETED in ${took()}`;
+    return `smoke job ${job.id} from ${from} COMPLETED in ${took()}`;
   }
   await client.route(input.method as "GET", input.path, input.body);
-  return `${input.method} ${input.path} from test_input.json answered in ${took()}`;
+  return `${input.method} ${input.path} (${from}) answered in ${took()}`;
 }
 
 /** The DeployError for a release that failed, with the failing worker's last log lines. */

@@ -23,7 +23,7 @@ import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
-import { flashRun, freePort, ROOT } from "../process.js";
+import { flash, flashRun, freePort, ROOT } from "../process.js";
 
 const KEY = "e2e-deploy-key";
 const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
@@ -200,7 +200,8 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     buildah(["rmi", "--prune"]);
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
-  });
+    // Removing several images from vfs storage takes longer than a hook's default 30 s on a busy machine.
+  }, 5 * 60_000);
 
   const deploy = (image: string, env: Record<string, string> = {}) =>
     flashRun(
@@ -250,7 +251,7 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     // Each release was proven before "deployed": a smoke job / request from test_input.json answered.
     expect(first.stdout).toMatch(/^✓ echo ready: smoke job \S+ from test_input\.json COMPLETED in [\d.]+s$/m);
     expect(first.stdout).toMatch(
-      /^✓ lb-example ready: POST \/echo from test_input\.json answered in [\d.]+s$/m,
+      /^✓ lb-example ready: POST \/echo \(test_input\.json\) answered in [\d.]+s$/m,
     );
     expect(first.stdout).toMatch(/^✓ deployed to http:\/\/127\.0\.0\.1:\d+$/m);
     // The curl sends the test input, not an empty one.
@@ -450,6 +451,14 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       const logs = await flashRun(["logs", "crash"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
       expect(logs.code, logs.stderr).toBe(0);
       expect(logs.stdout).toContain("no-such-module");
+      // --follow shows the dead workers' lines too (it used to say "has no workers now: nothing to show").
+      const following = flash(["logs", "crash", "--follow"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
+      try {
+        expect(await following.waitForLine(/^\w+ \| .*no-such-module/, 60_000)).toBeTruthy();
+      } finally {
+        following.child.kill("SIGINT");
+        await following.exited;
+      }
 
       const removed = await flashRun(
         ["undeploy", "--all", "--yes"],
