@@ -5,7 +5,7 @@ import { readDeployments, writeDeployments } from "../client/deployments.js";
 import { FlashError } from "../errors.js";
 import { apiErrorSentence } from "./errors.js";
 import { isApiError, type RestClient } from "./rest-client.js";
-import type { ListEndpointWorkersResponse, RestEndpoint, WorkerLogEvent } from "./rest-types.js";
+import type { ListEndpointWorkersResponse, RestEndpoint, RestWorker, WorkerLogEvent } from "./rest-types.js";
 
 /** A lifecycle command could not do what it was asked; the message says why. */
 export class LifecycleError extends FlashError {
@@ -162,14 +162,30 @@ const FOLLOW_LIST_MS = 2_000;
 export async function workerLogs(
   api: RestClient,
   ref: string,
-  options: { workerId?: string; follow: boolean; signal: AbortSignal; write(line: string): void },
+  options: {
+    workerId?: string;
+    follow: boolean;
+    signal: AbortSignal;
+    write(line: string): void;
+    /** A remark about a worker (it is unhealthy), apart from the log lines. */
+    note?(line: string): void;
+  },
 ): Promise<void> {
   const endpoint = await findEndpoint(api, ref);
+  const noteUnhealthy = (workers: readonly RestWorker[]) => {
+    for (const w of workers.filter((w) => w.status === "UNHEALTHY")) {
+      options.note?.(
+        `! worker ${w.id} of ${endpoint.name} is UNHEALTHY (it exited, crash-loops or fails its checks)`,
+      );
+    }
+  };
   const list = () => withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id));
   let ids: string[];
   if (options.workerId) ids = [options.workerId];
   else {
-    ids = (await list()).workers.map((w) => w.id);
+    const { workers } = await list();
+    noteUnhealthy(workers);
+    ids = workers.map((w) => w.id);
     if (ids.length === 0 && !options.follow) {
       throw new LifecycleError(
         `Endpoint ${endpoint.name} (${endpoint.id}) has no workers now: nothing to show (--follow waits for one)`,
@@ -201,7 +217,9 @@ export async function workerLogs(
         );
       });
       if (options.signal.aborted) break;
-      for (const worker of (await list()).workers) {
+      const { workers } = await list();
+      noteUnhealthy(workers.filter((w) => !seen.has(w.id)));
+      for (const worker of workers) {
         if (seen.has(worker.id)) continue;
         seen.add(worker.id);
         reading.push(read(worker.id).catch(() => undefined));

@@ -403,7 +403,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
 
 /** A worker that exited on its own, as the REST API lists it: unhealthy. */
 function deadWorker(dead: DeadWorker): HostWorker {
-  return { id: dead.id, startedAt: dead.startedAt, status: "UNHEALTHY" };
+  return { id: dead.id, startedAt: dead.startedAt, exitedAt: dead.exitedAt, status: "UNHEALTHY" };
 }
 
 /** Where clients and workers reach a server bound to this address (a wildcard is reached on loopback). */

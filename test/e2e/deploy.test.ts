@@ -451,6 +451,7 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       const logs = await flashRun(["logs", "crash"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
       expect(logs.code, logs.stderr).toBe(0);
       expect(logs.stdout).toContain("no-such-module");
+      expect(logs.stderr).toMatch(/^! worker \w+ of crash is UNHEALTHY/m);
       // --follow shows the dead workers' lines too (it used to say "has no workers now: nothing to show").
       const following = flash(["logs", "crash", "--follow"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
       try {

@@ -70,6 +70,8 @@ export interface HostWorker {
   id: string;
   status: WorkerStatus;
   startedAt: number;
+  /** A worker that exited on its own (listed as UNHEALTHY): its uptime ends here. */
+  exitedAt?: number;
 }
 
 /** What the REST routes need from the platform they are part of (src/platform/server.ts). */
@@ -185,7 +187,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
       version: w.startedAt < stored.versionAt ? stored.version - 1 : stored.version,
       gpuCount: stored.record.gpu ? stored.record.gpu.count : 0,
       image: stored.record.image,
-      uptimeSeconds: Math.max(0, Math.floor((Date.now() - w.startedAt) / 1000)),
+      uptimeSeconds: Math.max(0, Math.floor(((w.exitedAt ?? Date.now()) - w.startedAt) / 1000)),
       startedAt: new Date(w.startedAt).toISOString(),
     }));
     const count = (status: WorkerStatus) => workers.filter((w) => w.status === status).length;
