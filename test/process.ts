@@ -77,7 +77,10 @@ export function flash(args: string[], env: Record<string, string> = {}, cwd = RO
 /** Runs `flash` to completion and returns its exit code and output. */
 export async function flashRun(args: string[], env: Record<string, string> = {}, cwd = ROOT, cli = FLASH) {
   const run = flash(args, env, cwd, cli);
+  // "exit" can come before the last output is read: wait for the streams to close too.
+  const closed = new Promise((resolve) => run.child.once("close", resolve));
   const code = await run.exited;
+  await closed;
   return { code, stdout: run.stdout.join("\n"), stderr: run.stderr.join("\n") };
 }
 

@@ -15,7 +15,11 @@ export const spec: CommandSpec = {
     "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)",
   options: [
     { flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" },
-    { flag: "--api-url", value: "URL", help: "the REST API that checks it (env RUNPOD_API_URL)" },
+    {
+      flag: "--api-url",
+      value: "URL",
+      help: "the REST API that checks it (env RUNPOD_API_URL); given as a flag, saved as the default API too",
+    },
     { flag: "--no-verify", help: "save the key without checking it" },
   ],
 };
@@ -50,9 +54,13 @@ export async function run(args: string[]): Promise<number> {
   let key: string | undefined;
   let apiUrl = DEFAULT_API_URL;
   let verify = true;
+  // Only a URL typed here is saved: RUNPOD_API_URL is already read by every command.
+  let saveUrl: string | undefined;
   try {
     const { config, positional } = parseCommandArgs(spec, args, env);
     apiUrl = config.apiUrl ?? DEFAULT_API_URL;
+    const typed = parseCommandArgs(spec, args, { ...env, RUNPOD_API_URL: undefined }).config.apiUrl;
+    if (typed) saveUrl = typed.replace(/\/+$/, "").replace(/\/v2$/, "");
     verify = !config.noVerify;
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
     key = config.localApiKey;
@@ -83,9 +91,9 @@ export async function run(args: string[]): Promise<number> {
       throw err;
     }
   }
-  const path = saveApiKey(key!);
+  const path = saveApiKey(key!, undefined, saveUrl);
   process.stdout.write(
-    `Logged in${verify ? "" : " (key not checked: --no-verify)"}. Credentials saved to ${path}\n`,
+    `Logged in${verify ? "" : " (key not checked: --no-verify)"}. Credentials${saveUrl ? ` and the API ${saveUrl}` : ""} saved to ${path}\n`,
   );
   for (const name of ["RUNPOD_API_KEY", "SERVICE_API_KEY"]) {
     if (process.env[name]?.trim()) {

@@ -35,6 +35,7 @@ export async function run(args: string[]): Promise<number> {
       follow: config.follow,
       signal: controller.signal,
       write: (line) => process.stdout.write(`${line}\n`),
+      note: (line) => process.stderr.write(`${line}\n`),
     });
     interrupted.dispose();
     return 0;

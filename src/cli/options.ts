@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
+import { redact } from "../log/index.js";
 
 export interface CommandOption {
   /** As typed: `--api-key`. */
@@ -142,7 +143,7 @@ export function commandsHelp(specs: readonly CommandSpec[]): string {
 
 /** The toolkit's error line: `✗ <message>` on stderr (docs/toolkit.md, "Errors"). */
 export function fail(message: string): number {
-  process.stderr.write(`✗ ${message}\n`);
+  process.stderr.write(`✗ ${redact(message)}\n`);
   return 1;
 }
 

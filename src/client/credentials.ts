@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parse, stringify } from "smol-toml";
 import { FlashError } from "../errors.js";
-import type { Logger } from "../log/index.js";
+import { addSecret, type Logger } from "../log/index.js";
 
 /** Environment variables holding the key, in the order they are read (the document calls it SERVICE_API_KEY). */
 export const API_KEY_VARIABLES = ["RUNPOD_API_KEY", "SERVICE_API_KEY"] as const;
@@ -77,11 +77,27 @@ export function readCredentialsFile(path: string): string | undefined {
   return typeof key === "string" && key.trim() !== "" ? key.trim() : undefined;
 }
 
+/** The `[default] api_url` `flash login --api-url` saved; undefined when there is none (or no readable file). */
+export function readSavedApiUrl(path: string): string | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const profile = parse(readFileSync(path, "utf8")).default;
+    const url =
+      typeof profile === "object" && profile !== null
+        ? (profile as { api_url?: unknown }).api_url
+        : undefined;
+    return typeof url === "string" && url.trim() !== "" ? url.trim() : undefined;
+  } catch {
+    // A corrupted file is reported where the key is read.
+    return undefined;
+  }
+}
+
 /**
- * Saves the key as `[default] api_key` (other profiles and fields kept), readable by the user only:
- * written to a private temporary file first, then renamed over the old one.
+ * Saves the key as `[default] api_key` (and `api_url` when given; other profiles and fields kept), readable by
+ * the user only: written to a private temporary file first, then renamed over the old one.
  */
-export function saveApiKey(key: string, home = homedir()): string {
+export function saveApiKey(key: string, home = homedir(), apiUrl?: string): string {
   const path = credentialsPath(home);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   let doc: Record<string, unknown> = {};
@@ -91,7 +107,7 @@ export function saveApiKey(key: string, home = homedir()): string {
     // A corrupted file is what login is run to fix: it is replaced.
   }
   const profile = typeof doc.default === "object" && doc.default !== null ? doc.default : {};
-  doc.default = { ...profile, api_key: key };
+  doc.default = { ...profile, api_key: key, ...(apiUrl ? { api_url: apiUrl } : {}) };
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     const text = stringify(doc);
@@ -149,6 +165,12 @@ export function resolveApiKey(lookup: KeyLookup = {}): ApiKey {
 }
 
 function findKey(lookup: KeyLookup, env: Record<string, string | undefined>, path: string): ApiKey {
+  const found = findKeyValue(lookup, env, path);
+  addSecret(found.key);
+  return found;
+}
+
+function findKeyValue(lookup: KeyLookup, env: Record<string, string | undefined>, path: string): ApiKey {
   for (const name of API_KEY_VARIABLES) {
     const value = env[name]?.trim();
     if (value) return { key: value, source: `environment variable ${name}` };

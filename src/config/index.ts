@@ -1,6 +1,6 @@
 // The one config parser: every flag and environment variable the runtime and `flash` read, validated.
 import { FlashError } from "../errors.js";
-import type { LogLevel } from "../log/index.js";
+import { addSecret, type LogLevel } from "../log/index.js";
 
 /** The one error type for bad flags and environment variables; the message names the source. */
 export class ConfigError extends FlashError {
@@ -50,6 +50,12 @@ export interface Config {
   follow: boolean;
   /** flash login saves the key without checking it against the API (--no-verify). */
   noVerify: boolean;
+  /** flash deploy returns once the endpoints are changed, without following the release (--no-wait). */
+  noWait: boolean;
+  /** How long flash deploy follows the new release, ms (--wait-timeout SECONDS; default 600 s). */
+  waitTimeoutMs?: number;
+  /** flash deploy sends no smoke request from test_input.json (--no-test). */
+  noTest: boolean;
   /** Container tool for image builds and deployed workers: buildah, podman or docker (FLASH_CONTAINER_TOOL). */
   containerTool?: "buildah" | "podman" | "docker";
   /** buildah/podman storage folder (vfs) instead of the machine's default storage (FLASH_CONTAINER_STORAGE). */
@@ -268,6 +274,9 @@ export const OPTIONS = {
   workerId: { flags: ["--worker"], env: [], parse: nonEmpty },
   follow: { flags: ["--follow", "-f"], env: [], boolean: true, parse: flag },
   noVerify: { flags: ["--no-verify"], env: [], boolean: true, parse: flag },
+  noWait: { flags: ["--no-wait"], env: [], boolean: true, parse: flag },
+  waitTimeout: { flags: ["--wait-timeout"], env: [], parse: seconds(86_400) },
+  noTest: { flags: ["--no-test"], env: [], boolean: true, parse: flag },
   containerTool: { flags: ["--container-tool"], env: ["FLASH_CONTAINER_TOOL"], parse: containerTool },
   containerStorage: { flags: [], env: ["FLASH_CONTAINER_STORAGE"], parse: nonEmpty },
   nodeBaseImage: { flags: [], env: ["FLASH_NODE_BASE_IMAGE"], parse: nonEmpty },
@@ -369,6 +378,9 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     workerId: pick("workerId"),
     follow: pick("follow") ?? false,
     noVerify: pick("noVerify") ?? false,
+    noWait: pick("noWait") ?? false,
+    waitTimeoutMs: pick("waitTimeout"),
+    noTest: pick("noTest") ?? false,
     containerTool: pick("containerTool"),
     containerStorage: pick("containerStorage"),
     nodeBaseImage: pick("nodeBaseImage"),
@@ -403,6 +415,9 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
       gpuTestTimeoutMs: pick("gpuTestTimeout") ?? 30_000,
     },
   };
+  // Keys the process reads are never logged (src/log/redact.ts).
+  addSecret(config.platform.apiKey);
+  addSecret(config.localApiKey);
   return { config, rest };
 }
 
@@ -421,6 +436,8 @@ function pickOption<K extends OptionName>(name: K, fromFlags: Parsed, env: Env):
 /** The file helpers' settings alone: download() and upload() read them when called, from the same options. */
 export function readFilesConfig(env: Env = process.env): FilesConfig {
   const pick = <K extends OptionName>(name: K): Parsed[K] => pickOption(name, {}, env);
+  addSecret(pick("bucketAccessKeyId"));
+  addSecret(pick("bucketSecretAccessKey"));
   return {
     maxDownloadBytes: pick("maxDownloadBytes") ?? 5 * 1024 ** 3,
     allowPrivateDownloads: pick("allowPrivateDownloads") ?? false,

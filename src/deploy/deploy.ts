@@ -12,7 +12,7 @@ import {
 import { type DeployedEndpoint, readDeployments, writeDeployments } from "../client/deployments.js";
 import { findContainerTool } from "../containers/tool.js";
 import { FlashError } from "../errors.js";
-import type { Logger } from "../log/index.js";
+import { addSecret, type Logger } from "../log/index.js";
 import { apiErrorSentence } from "./errors.js";
 import { type BuiltImage, buildAndPush, checkImageName } from "./image.js";
 import { createRequest, EndpointMappingError, endpointUrl, updateRequest } from "./mapping.js";
@@ -198,6 +198,8 @@ async function registryCredential(options: DeployOptions): Promise<string> {
       `--registry-auth: no saved login for ${options.image.split("/")[0]} in the auth files (REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json). Log in first: buildah login, podman login or docker login.`,
     );
   }
+  // The password travels to the platform in a body, never into a log line.
+  addSecret(login.password);
   const name = credentialName(login);
   try {
     const found = (await options.api.listRegistries()).find((r) => r.name === name);

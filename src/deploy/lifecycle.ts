@@ -5,7 +5,7 @@ import { readDeployments, writeDeployments } from "../client/deployments.js";
 import { FlashError } from "../errors.js";
 import { apiErrorSentence } from "./errors.js";
 import { isApiError, type RestClient } from "./rest-client.js";
-import type { ListEndpointWorkersResponse, RestEndpoint, WorkerLogEvent } from "./rest-types.js";
+import type { ListEndpointWorkersResponse, RestEndpoint, RestWorker, WorkerLogEvent } from "./rest-types.js";
 
 /** A lifecycle command could not do what it was asked; the message says why. */
 export class LifecycleError extends FlashError {
@@ -91,24 +91,49 @@ export async function deleteEndpoints(
 export interface EndpointWithWorkers {
   endpoint: RestEndpoint;
   workers: ListEndpointWorkersResponse;
+  /** The last log lines of each unhealthy worker (dead, crash-looping or failing its checks), by id. */
+  lastLines?: Record<string, string[]>;
 }
 
-/** Every endpoint with its workers. */
+/** Lines of an unhealthy worker `flash endpoints` shows under it. */
+const UNHEALTHY_LINES = 5;
+
+/** Every endpoint with its workers, and the last lines of the unhealthy ones. */
 export async function listEndpointsWithWorkers(api: RestClient): Promise<EndpointWithWorkers[]> {
   const all = await withApi(api, "the endpoint list", () => api.listEndpoints());
   return Promise.all(
-    all.map(async (endpoint) => ({
-      endpoint,
-      workers: await withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id)),
-    })),
+    all.map(async (endpoint) => {
+      const workers = await withApi(api, `the workers of ${endpoint.name}`, () =>
+        api.listWorkers(endpoint.id),
+      );
+      const lastLines: Record<string, string[]> = {};
+      for (const worker of workers.workers.filter((w) => w.status === "UNHEALTHY")) {
+        lastLines[worker.id] = await workerLastLines(api, endpoint.id, worker.id, UNHEALTHY_LINES);
+      }
+      return { endpoint, workers, lastLines };
+    }),
   );
+}
+
+/** A worker's last `tail` lines; none when they cannot be read (they are shown beside, not instead of, the list). */
+export async function workerLastLines(
+  api: RestClient,
+  endpointId: string,
+  workerId: string,
+  tail: number,
+): Promise<string[]> {
+  const lines: string[] = [];
+  await api
+    .workerLogs(endpointId, workerId, { tail, follow: false, onEvent: (e) => lines.push(e.line) })
+    .catch(() => undefined);
+  return lines.slice(-tail);
 }
 
 /** The endpoints as a table, each followed by its workers. */
 export function formatEndpoints(list: readonly EndpointWithWorkers[]): string {
   if (list.length === 0) return "No endpoints.";
   const lines: string[] = [];
-  for (const { endpoint, workers } of list) {
+  for (const { endpoint, workers, lastLines } of list) {
     const compute = endpoint.cpu?.length
       ? `cpu ${endpoint.cpu.map((c) => `${c.id}x${c.vcpuCount}`).join(",")}`
       : `gpu ${endpoint.gpu?.pools?.join(",") ?? "-"}`;
@@ -121,39 +146,85 @@ export function formatEndpoints(list: readonly EndpointWithWorkers[]): string {
       lines.push(
         `    ${worker.id}  ${worker.status}${worker.isStale ? " (stale)" : ""}${worker.uptimeSeconds != null ? `  up ${worker.uptimeSeconds}s` : ""}`,
       );
+      for (const line of lastLines?.[worker.id] ?? []) lines.push(`      | ${line}`);
     }
   }
   return lines.join("\n");
 }
 
-/** A worker's log lines (or every worker's, prefixed by its id); with `follow`, until `signal` aborts. */
+/** How often `flash logs --follow` looks for workers started since it began. */
+const FOLLOW_LIST_MS = 2_000;
+
+/**
+ * A worker's log lines (or every worker's, dead ones included, prefixed by its id); with `follow`, until
+ * `signal` aborts, joining workers as they start (a crash-looping endpoint starts one after another).
+ */
 export async function workerLogs(
   api: RestClient,
   ref: string,
-  options: { workerId?: string; follow: boolean; signal: AbortSignal; write(line: string): void },
+  options: {
+    workerId?: string;
+    follow: boolean;
+    signal: AbortSignal;
+    write(line: string): void;
+    /** A remark about a worker (it is unhealthy), apart from the log lines. */
+    note?(line: string): void;
+  },
 ): Promise<void> {
   const endpoint = await findEndpoint(api, ref);
+  const noteUnhealthy = (workers: readonly RestWorker[]) => {
+    for (const w of workers.filter((w) => w.status === "UNHEALTHY")) {
+      options.note?.(
+        `! worker ${w.id} of ${endpoint.name} is UNHEALTHY (it exited, crash-loops or fails its checks)`,
+      );
+    }
+  };
+  const list = () => withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id));
   let ids: string[];
   if (options.workerId) ids = [options.workerId];
   else {
-    const workers = await withApi(api, `the workers of ${endpoint.name}`, () => api.listWorkers(endpoint.id));
-    ids = workers.workers.map((w) => w.id);
-    if (ids.length === 0) {
+    const { workers } = await list();
+    noteUnhealthy(workers);
+    ids = workers.map((w) => w.id);
+    if (ids.length === 0 && !options.follow) {
       throw new LifecycleError(
-        `Endpoint ${endpoint.name} (${endpoint.id}) has no workers now: nothing to show`,
+        `Endpoint ${endpoint.name} (${endpoint.id}) has no workers now: nothing to show (--follow waits for one)`,
       );
     }
   }
-  const prefix = ids.length > 1;
-  await Promise.all(
-    ids.map((workerId) =>
-      withApi(api, `the logs of worker ${workerId} of ${endpoint.name}`, () =>
-        api.workerLogs(endpoint.id, workerId, {
-          follow: options.follow,
-          signal: options.signal,
-          onEvent: (event: WorkerLogEvent) => options.write(`${prefix ? `${workerId} | ` : ""}${event.line}`),
-        }),
-      ),
-    ),
-  );
+  const prefix = ids.length > 1 || (!options.workerId && options.follow);
+  const read = (workerId: string) =>
+    withApi(api, `the logs of worker ${workerId} of ${endpoint.name}`, () =>
+      api.workerLogs(endpoint.id, workerId, {
+        follow: options.follow,
+        signal: options.signal,
+        onEvent: (event: WorkerLogEvent) => options.write(`${prefix ? `${workerId} | ` : ""}${event.line}`),
+      }),
+    );
+  const reading = ids.map(read);
+  if (options.follow && !options.workerId) {
+    const seen = new Set(ids);
+    while (!options.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, FOLLOW_LIST_MS);
+        options.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+      if (options.signal.aborted) break;
+      const { workers } = await list();
+      noteUnhealthy(workers.filter((w) => !seen.has(w.id)));
+      for (const worker of workers) {
+        if (seen.has(worker.id)) continue;
+        seen.add(worker.id);
+        reading.push(read(worker.id).catch(() => undefined));
+      }
+    }
+  }
+  await Promise.all(reading);
 }

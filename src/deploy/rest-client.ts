@@ -102,6 +102,11 @@ export class RestClient {
     });
   }
 
+  /** The key it sends (deploy's smoke request goes to the endpoint with it). */
+  get apiKey(): string {
+    return this.options.apiKey;
+  }
+
   listEndpoints(): Promise<RestEndpoint[]> {
     return this.call<{ endpoints: RestEndpoint[] }>("GET", "/v2/serverless").then((r) => r.endpoints);
   }

@@ -2,9 +2,11 @@
 // Not pino: it writes only its own JSON records (these lines were pino's JSON parsed back and reshaped), and its
 // import costs ~8.6 MB of RSS and ~16 ms of start on Node 20, an eighth of an idle worker (docs/design.md §4).
 
+import { redact } from "./redact.js";
 import { stdoutLines } from "./stdout.js";
 
 export { describeError } from "./describe.js";
+export { addSecret, redact } from "./redact.js";
 export { flushLog } from "./stdout.js";
 
 /** The levels users name in LOG_LEVEL; "SILENT" turns logging off (runpod-python's NOTSET). */
@@ -105,7 +107,7 @@ class LineLogger implements Logger {
   private line(level: number, message: string, fields: Record<string, unknown> | undefined): void {
     if (level < RANK[this.level]) return;
     const record = { ...this.bindings, ...fields, level, time: Date.now(), msg: message };
-    this.out.write(formatRecord(record, this.json));
+    this.out.write(redact(formatRecord(record, this.json)));
   }
 
   trace(message: string, fields?: Record<string, unknown>): void {

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
-import { createLogger, type Logger } from "../log/index.js";
+import { addSecret, createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./api/client-api.js";
 import type { PlatformContext } from "./api/context.js";
 import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
@@ -32,7 +32,7 @@ import {
   lbHostRewrite,
   lbProxy,
 } from "./workers/lb-proxy.js";
-import { WorkerPool } from "./workers/pool.js";
+import { type DeadWorker, WorkerPool } from "./workers/pool.js";
 
 export interface PlatformOptions {
   /** Default 127.0.0.1. */
@@ -137,6 +137,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     );
   }
   const apiKey = options.apiKey ?? newApiKey();
+  // Workers get it in their environment; their start commands are logged without it (src/log/redact.ts).
+  addSecret(apiKey);
   const scheduler = new Scheduler({
     retention: { ...DEFAULT_RETENTION, ...options.retention },
     workerLostMs: options.workerLostMs ?? 30_000,
@@ -153,6 +155,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     log: platformLog,
     longPollMs: options.longPollMs ?? 30_000,
     initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
+    deadWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.dead.length ?? 0,
   };
 
   const rootEndpoint = options.rootEndpoint;
@@ -310,7 +313,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     workers(id): HostWorker[] {
       const lbEndpoint = lb.get(id);
       if (lbEndpoint) {
-        return lbEndpoint.workerList().map((w) => ({
+        const live: HostWorker[] = lbEndpoint.workerList().map((w) => ({
           id: w.id,
           startedAt: w.startedAt,
           status:
@@ -322,26 +325,28 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
                   ? "RUNNING"
                   : "IDLE",
         }));
+        return [...live, ...lbEndpoint.dead.map(deadWorker)];
       }
       const endpoint = scheduler.endpoint(id);
       const pool = pools.get(id);
       if (!endpoint || !pool) return [];
-      return pool.processList
+      const live = pool.processList
         .filter((p) => !p.stopping)
-        .map((p) => {
+        .map((p): HostWorker => {
           const record = endpoint.workers.get(p.id);
           return {
             id: p.id,
             startedAt: p.startedAt,
             status: !record
               ? "INITIALIZING"
-              : record.unhealthy
+              : record.unhealthy !== undefined
                 ? "UNHEALTHY"
                 : record.jobs.size > 0
                   ? "RUNNING"
                   : "IDLE",
           };
         });
+      return [...live, ...pool.dead.map(deadWorker)];
     },
     logs,
     containers,
@@ -394,6 +399,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       return closing;
     },
   };
+}
+
+/** A worker that exited on its own, as the REST API lists it: unhealthy. */
+function deadWorker(dead: DeadWorker): HostWorker {
+  return { id: dead.id, startedAt: dead.startedAt, exitedAt: dead.exitedAt, status: "UNHEALTHY" };
 }
 
 /** Where clients and workers reach a server bound to this address (a wildcard is reached on loopback). */

@@ -111,6 +111,11 @@ describe("flash login checks the key against the REST API first", () => {
         `✓ The API at ${platform.url} accepted the key (0 endpoint(s) on the account).`,
       );
       expect(readFileSync(credentials(), "utf8")).toContain('api_key = "right-key"');
+      // The URL given is saved too: later commands with no --api-url (and no project record) call it.
+      expect(readFileSync(credentials(), "utf8")).toContain(`api_url = "${platform.url}"`);
+      const listed = await flashRun(["endpoints"], { HOME: home }, cwd);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toBe("No endpoints.");
       rmSync(credentials());
       const refused = await flashRun(
         ["login", "--api-key", "wrong", "--api-url", platform.url],

@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { credentialsPath, readCredentialsFile, saveApiKey } from "../../src/client/credentials.js";
+import { writeDeployments } from "../../src/client/deployments.js";
 import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../../src/client/index.js";
+import { resolveApiUrl } from "../../src/deploy/connect.js";
 import { captureLog } from "./servers.js";
 
 let home: string;
@@ -136,5 +138,24 @@ describe("the interface document's errors", () => {
     expect((err as Error).message).not.toMatch(/no api key found/i);
     // A key in the environment still works: the broken file is not needed.
     expect(lookup({ RUNPOD_API_KEY: "k" }).run().key).toBe("k");
+  });
+});
+
+describe("which API the lifecycle commands call (src/deploy/connect.ts)", () => {
+  it("--api-url or RUNPOD_API_URL > .flash/deployments.json > flash login --api-url > RunPod's", () => {
+    const at = (apiUrl?: string) => resolveApiUrl({ cwd: project, home, ...(apiUrl ? { apiUrl } : {}) }).url;
+    expect(at()).toBe("https://api.runpod.io");
+    saveApiKey("rpa_saved", home, "http://127.0.0.1:9001");
+    expect(readFileSync(credentialsPath(home), "utf8")).toContain('api_url = "http://127.0.0.1:9001"');
+    expect(at()).toBe("http://127.0.0.1:9001");
+    writeDeployments(project, { platform: "http://127.0.0.1:9002", deployedAt: "", endpoints: {} });
+    expect(resolveApiUrl({ cwd: project, home })).toEqual({
+      url: "http://127.0.0.1:9002",
+      from: ".flash/deployments.json",
+    });
+    expect(at("http://127.0.0.1:9003")).toBe("http://127.0.0.1:9003");
+    // A later login without --api-url keeps the saved URL.
+    saveApiKey("rpa_again", home);
+    expect(readFileSync(credentialsPath(home), "utf8")).toContain('api_url = "http://127.0.0.1:9001"');
   });
 });

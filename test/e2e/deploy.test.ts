@@ -23,7 +23,7 @@ import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
-import { flashRun, freePort, ROOT } from "../process.js";
+import { flash, flashRun, freePort, ROOT } from "../process.js";
 
 const KEY = "e2e-deploy-key";
 const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
@@ -97,6 +97,23 @@ async function startRegistry(readonly = false): Promise<{ url: string; host: str
   };
 }
 
+/** The console's worker-log view as the page first gets it: the backlog event of /console/api/logs/events. */
+async function consoleBacklog(url: string, token: string): Promise<string> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/console/api/logs/events?token=${encodeURIComponent(token)}`, {
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  let text = "";
+  while (!text.includes("\n\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  controller.abort();
+  return text;
+}
+
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, tries = 240): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const value = await probe().catch(() => undefined);
@@ -152,6 +169,12 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     mkdirSync(join(project.dir, "lb"));
     copyFileSync(join(ROOT, "examples/echo/handler.ts"), join(project.dir, "echo/handler.ts"));
     copyFileSync(join(ROOT, "examples/load-balanced/handler.ts"), join(project.dir, "lb/handler.ts"));
+    // Deploy proves each release with the app's test input (both endpoints scale to zero).
+    copyFileSync(join(ROOT, "examples/echo/test_input.json"), join(project.dir, "echo/test_input.json"));
+    copyFileSync(
+      join(ROOT, "examples/load-balanced/test_input.json"),
+      join(project.dir, "lb/test_input.json"),
+    );
     const shout = await vendorPackage(
       project,
       "shout",
@@ -177,7 +200,8 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     buildah(["rmi", "--prune"]);
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
-  });
+    // Removing several images from vfs storage takes longer than a hook's default 30 s on a busy machine.
+  }, 5 * 60_000);
 
   const deploy = (image: string, env: Record<string, string> = {}) =>
     flashRun(
@@ -224,6 +248,15 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       /^ {2}lb-example {2}\w+ \(created\) {2}http:\/\/127\.0\.0\.1:\d+\/lb\/\w+\/<path>/m,
     );
     expect(first.stdout).toContain('-H "Authorization: Bearer $RUNPOD_API_KEY"');
+    // Each release was proven before "deployed": a smoke job / request from test_input.json answered.
+    expect(first.stdout).toMatch(/^✓ echo ready: smoke job \S+ from test_input\.json COMPLETED in [\d.]+s$/m);
+    expect(first.stdout).toMatch(
+      /^✓ lb-example ready: POST \/echo \(test_input\.json\) answered in [\d.]+s$/m,
+    );
+    expect(first.stdout).toMatch(/^✓ deployed to http:\/\/127\.0\.0\.1:\d+$/m);
+    // The curl sends the test input, not an empty one.
+    expect(first.stdout).toContain(`-d '{"input":{"name":"flash","message":"hello"}}'`);
+    expect(first.stdout).toMatch(/curl -X POST '\S+\/echo' .* -d '\{"prompt":"hello","n":1\}'/);
     expect(first.stderr).toMatch(/\| INFO \| image \| STEP \d\/4: COPY \. \/app\//);
     expect(first.stderr).toMatch(/\| INFO \| image \| Copying blob sha256:/);
 
@@ -269,7 +302,8 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     });
     expect(routed).toEqual({ hello: "world" });
 
-    const listed = await cli(["endpoints"]);
+    // No --api-url: the project's recorded deployment names the API.
+    const listed = await flashRun(["endpoints"], { HOME: home, RUNPOD_API_KEY: KEY }, project.dir);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(
       new RegExp(`^echo {2}${echo.id} {2}QUEUE {2}gpu .* {2}${registry.host}/app:1$`, "m"),
@@ -288,15 +322,17 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
         'const output = "mock_return" in input ? input.mock_return : { ...input, release: 2 };',
       ),
     );
+    const swapFrom = platformLog.length;
     const again = await deploy(`${registry.host}/app:2`);
     expect(again.code, again.stderr.slice(-3000)).toBe(0);
     expect(again.stdout).toContain(`  echo  ${echo.id} (updated)`);
     expect(again.stdout).toContain(`  lb-example  ${lb.id} (updated)`);
-    const updated = await eventually("a worker of the new release", async () => {
-      const job = await client.runsync({ hello: "again" });
-      return (job.output as { release?: number }).release === 2 ? job : undefined;
-    });
+    expect(again.stdout).toMatch(/^✓ echo ready: smoke job/m);
+    // Once deploy returns, requests go to the new release only (the old workers were stopped).
+    const updated = await client.runsync({ hello: "again" });
     expect(updated.output).toEqual({ hello: "again", release: 2 });
+    // A normal release swap warns about nothing.
+    expect(platformLog.slice(swapFrom).filter((l) => / \| (WARN|ERROR) \| /.test(l))).toEqual([]);
     const releases = (await (
       await fetch(`${proxy.url}/v2/serverless/${echo.id}/releases`, {
         headers: { Authorization: `Bearer ${KEY}` },
@@ -307,7 +343,25 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       expect.objectContaining({ field: "template.imageName", new: `${registry.host}/app:2` }),
     );
 
-    const removed = await cli(["undeploy", "--all", "--yes"]);
+    // The key is in no log line: the platform's, the console's worker logs, deploy's and the logs command's.
+    const token = (await (
+      await fetch(`${platform.url}/console/api/token`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${KEY}` },
+      })
+    ).json()) as { token: string };
+    const consoleLogs = await consoleBacklog(platform.url, token.token);
+    expect(consoleLogs).toContain("RUNPOD_AI_API_KEY=***");
+    expect(platformLog.join("")).toContain("RUNPOD_AI_API_KEY=***");
+    for (const text of [platformLog.join(""), consoleLogs, first.stderr, again.stderr, logs.stdout]) {
+      expect(text).not.toContain(KEY);
+    }
+
+    const removed = await flashRun(
+      ["undeploy", "--all", "--yes"],
+      { HOME: home, RUNPOD_API_KEY: KEY },
+      project.dir,
+    );
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toContain(`✓ deleted echo (${echo.id}), lb-example (${lb.id})`);
     const after = (await (
@@ -346,6 +400,75 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       "GET /v2/catalog/gpus 200",
     ]) {
       expect(calls).toContain(call);
+    }
+  });
+
+  it("a worker that cannot start: deploy exits 1 with its last lines; endpoints and logs show it unhealthy", {
+    timeout: 10 * 60_000,
+  }, async () => {
+    const broken = makeProject({});
+    try {
+      mkdirSync(join(broken.dir, "crash"));
+      // Loads at build time (no RUNPOD_POD_ID there), then fails in the worker as a missing dependency does.
+      broken.write(
+        "crash/handler.ts",
+        [
+          'import { handler } from "flash-worker";',
+          'if (process.env.RUNPOD_POD_ID) await import(["no", "such", "module"].join("-"));',
+          "export default handler(async (job) => job.input);",
+          "",
+        ].join("\n"),
+      );
+      broken.write("crash/test_input.json", JSON.stringify({ input: { n: 1 } }));
+      broken.write(
+        "package.json",
+        JSON.stringify({ name: "crash", type: "module", dependencies: { "flash-worker": "*" } }),
+      );
+      const env = {
+        HOME: home,
+        RUNPOD_API_KEY: KEY,
+        FLASH_CONTAINER_STORAGE: STORAGE,
+        FLASH_NODE_BASE_IMAGE: STANDIN,
+      };
+      const failed = await flashRun(
+        ["deploy", "--image", `${registry.host}/crash:1`, "--api-url", proxy.url, "crash/handler.ts"],
+        env,
+        broken.dir,
+      );
+      expect(failed.code, failed.stdout + failed.stderr.slice(-3000)).toBe(1);
+      expect(failed.stdout).not.toContain("✓ deployed");
+      expect(failed.stderr).toMatch(
+        /✗ crash \(\w+\): release 1 did not start: worker \w+ is unhealthy\. Its last log lines/,
+      );
+      expect(failed.stderr).toContain("Cannot find package 'no-such-module'");
+      expect(failed.stderr).not.toContain(KEY);
+
+      const listed = await flashRun(["endpoints"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(/worker\(s\): .* [1-9]\d* unhealthy/);
+      expect(listed.stdout).toMatch(/^ {4}\w+ {2}UNHEALTHY/m);
+      expect(listed.stdout).toMatch(/^ {6}\| .*(no-such-module|exited with code)/m);
+      const logs = await flashRun(["logs", "crash"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(logs.stdout).toContain("no-such-module");
+      expect(logs.stderr).toMatch(/^! worker \w+ of crash is UNHEALTHY/m);
+      // --follow shows the dead workers' lines too (it used to say "has no workers now: nothing to show").
+      const following = flash(["logs", "crash", "--follow"], { HOME: home, RUNPOD_API_KEY: KEY }, broken.dir);
+      try {
+        expect(await following.waitForLine(/^\w+ \| .*no-such-module/, 60_000)).toBeTruthy();
+      } finally {
+        following.child.kill("SIGINT");
+        await following.exited;
+      }
+
+      const removed = await flashRun(
+        ["undeploy", "--all", "--yes"],
+        { HOME: home, RUNPOD_API_KEY: KEY },
+        broken.dir,
+      );
+      expect(removed.code, removed.stderr).toBe(0);
+    } finally {
+      broken.remove();
     }
   });
 

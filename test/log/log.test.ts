@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createLogger, formatRecord, MAX_MESSAGE_LENGTH, truncateMessage } from "../../src/log/index.js";
+import {
+  addSecret,
+  createLogger,
+  formatRecord,
+  MAX_MESSAGE_LENGTH,
+  truncateMessage,
+} from "../../src/log/index.js";
 
 function capture(json: boolean, level: "DEBUG" | "INFO" | "SILENT" = "DEBUG") {
   const lines: string[] = [];
@@ -79,5 +85,32 @@ describe("logger", () => {
     child.info("b", { requestId: "j2" });
     expect(child.level).toBe("DEBUG");
     expect(lines.map((l) => JSON.parse(l).requestId)).toEqual(["j1", "j2"]);
+  });
+});
+
+describe("redaction (src/log/redact.ts)", () => {
+  it("no line carries a registered secret, a secret NAME=value, --creds or a Bearer token; placeholders stay", () => {
+    addSecret("sk-registered-0123456789");
+    const { log, lines } = capture(false);
+    log.info("worker said sk-registered-0123456789 twice: sk-registered-0123456789");
+    log.info(
+      "buildah run -e RUNPOD_AI_API_KEY=abc123def456 -e BUCKET_SECRET_ACCESS_KEY='s3 cr3t' -e PORT=8000 ctr",
+    );
+    log.info('pull --creds user:pa55word-long img; {"secretAccessKey":"AKIA-long-secret","name":"x"}');
+    log.info("GET / with Authorization: Bearer rpa_0123456789abcdef");
+    log.info("export RUNPOD_API_KEY=<your-api-key> or RUNPOD_API_KEY=$KEY");
+    const text = lines.join("");
+    for (const secret of ["sk-registered", "abc123def456", "s3 cr3t", "pa55word", "AKIA-long", "rpa_0123"]) {
+      expect(text).not.toContain(secret);
+    }
+    expect(lines[0]).toContain("worker said *** twice: ***");
+    expect(lines[1]).toContain("-e RUNPOD_AI_API_KEY=*** -e BUCKET_SECRET_ACCESS_KEY=*** -e PORT=8000 ctr");
+    expect(lines[2]).toContain('--creds *** img; {"secretAccessKey":"***","name":"x"}');
+    expect(lines[3]).toContain("Authorization: Bearer ***");
+    expect(lines[4]).toContain("export RUNPOD_API_KEY=<your-api-key> or RUNPOD_API_KEY=$KEY");
+    // Short values are not registered: they would blank ordinary words.
+    addSecret("short");
+    log.info("a short word");
+    expect(lines.at(-1)).toContain("a short word");
   });
 });

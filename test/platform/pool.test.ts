@@ -45,7 +45,8 @@ describe("worker pool", () => {
         RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
         RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=local`,
         RUNPOD_POD_ID: workerId,
-        RUNPOD_AI_API_KEY: t.platform.apiKey,
+        // The worker printed the platform's key; the platform log shows it redacted (src/log/redact.ts).
+        RUNPOD_AI_API_KEY: "***",
         RUNPOD_PING_INTERVAL: "2000",
         EXTRA: "yes",
       });
@@ -66,6 +67,39 @@ describe("worker pool", () => {
         60_000,
       );
       expect(t.lines.some((l) => /crashed 2 time\(s\) in a row; next start in 1000 ms/.test(l))).toBe(true);
+      // The dead workers count as unhealthy: in /health, and in the console's card and worker list.
+      const auth = { authorization: `Bearer ${t.platform.apiKey}` };
+      const health = (await (await fetch(`${t.base("crashy")}/health`, { headers: auth })).json()) as {
+        workers: { unhealthy: number };
+      };
+      expect(health.workers.unhealthy).toBeGreaterThanOrEqual(1);
+      const { token } = (await (
+        await fetch(`${t.platform.url}/console/api/token`, { method: "POST", headers: auth })
+      ).json()) as { token: string };
+      const controller = new AbortController();
+      const events = await fetch(`${t.platform.url}/console/api/events?token=${token}`, {
+        signal: controller.signal,
+      });
+      const reader = events.body!.getReader();
+      let text = "";
+      while (!text.includes("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      const data = text.split("\n").find((l) => l.startsWith("data:"))!;
+      const snapshot = JSON.parse(data.slice(5)) as {
+        endpoints: {
+          id: string;
+          workersUnhealthy: number;
+          workerList: { state: string; unhealthy?: string }[];
+        }[];
+      };
+      const card = snapshot.endpoints.find((e) => e.id === "crashy")!;
+      expect(card.workersUnhealthy).toBeGreaterThanOrEqual(1);
+      expect(card.workerList).toContainEqual(
+        expect.objectContaining({
+          state: "unhealthy",
+          unhealthy: expect.stringMatching(/^exited with code 3; crashed \d+ time\(s\) in a row$/),
+        }),
+      );
     },
     TIMEOUT,
   );

@@ -183,7 +183,7 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     const endpoint = endpointFrom(scheduler, request);
     let idle = 0;
     let running = 0;
-    let unhealthy = 0;
+    let unhealthy = ctx.deadWorkers(endpoint);
     for (const worker of endpoint.workers.values()) {
       if (worker.unhealthy !== undefined) unhealthy++;
       else if (worker.jobs.size > 0) running++;

@@ -12,4 +12,6 @@ export interface PlatformContext {
   longPollMs: number;
   /** Workers the pool has started that have not yet called in (health's `initializing`). */
   initializingWorkers(endpoint: EndpointState): number;
+  /** Workers that exited on their own, not yet followed by a healthy one (counted in health's `unhealthy`). */
+  deadWorkers(endpoint: EndpointState): number;
 }

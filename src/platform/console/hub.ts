@@ -184,9 +184,13 @@ export class ConsoleHub {
       retried: endpoint.counters.retried,
       workerList: this.workers(endpoint),
       workersRunning: this.sources.pool(endpoint.id)?.size ?? endpoint.workers.size,
+      workersUnhealthy: 0,
       ...(endpoint.config.sample ? { sample: endpoint.config.sample } : {}),
       ...(endpoint.config.openaiCompatible ? { openaiCompatible: true } : {}),
     }));
+    for (const endpoint of out) {
+      endpoint.workersUnhealthy = endpoint.workerList.filter((w) => w.state === "unhealthy").length;
+    }
     for (const lb of this.sources.lb?.list() ?? []) {
       const info = lb.info("");
       out.push({
@@ -200,9 +204,17 @@ export class ConsoleHub {
         completed: 0,
         failed: 0,
         retried: 0,
-        workerList: [],
+        workerList: lb.dead.map((dead) => ({
+          id: dead.id,
+          state: "unhealthy",
+          startedAt: dead.startedAt,
+          unhealthy: dead.reason,
+          jobsDone: 0,
+          jobsHeld: 0,
+        })),
         workersRunning: info.workersRunning,
         workersReady: info.workersReady,
+        workersUnhealthy: lb.dead.length + lb.workerList().filter((w) => w.state === "unhealthy").length,
         ...(info.sample ? { sample: info.sample } : {}),
       });
     }
@@ -232,6 +244,11 @@ export class ConsoleHub {
     for (const [id, worker] of this.lastWorkers.get(endpoint.id) ?? []) {
       if (!now.has(id) && worker.state !== "exited")
         exited.set(id, { ...worker, state: "exited", jobsHeld: 0 });
+    }
+    // Workers that died on their own are unhealthy, with why, until a later one proves healthy.
+    for (const dead of this.sources.pool(endpoint.id)?.dead ?? []) {
+      const last = exited.get(dead.id) ?? this.worker(dead.id, undefined);
+      now.set(dead.id, { ...last, state: "unhealthy", unhealthy: dead.reason, jobsHeld: 0 });
     }
     for (const id of now.keys()) exited.delete(id);
     for (const id of [...exited.keys()].slice(0, Math.max(0, exited.size - EXITED_KEPT))) {

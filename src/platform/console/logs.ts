@@ -1,6 +1,6 @@
 // The platform log as the console sees it: every line the platform writes (its own, and its workers' output
 // relayed under their ids) is also kept in a ring, so the page can show a worker's recent lines and follow new ones.
-import type { LogBindings, Logger } from "../../log/index.js";
+import { type LogBindings, type Logger, redact } from "../../log/index.js";
 import type { LogLevelName, LogLine } from "./wire.js";
 
 export const LOG_RING_SIZE = 5_000;
@@ -64,7 +64,7 @@ export function teeLogger(inner: Logger, book: LogBook, bindings: LogBindings = 
   const call =
     (level: LogLevelName) =>
     (message: string, fields?: Record<string, unknown>): void => {
-      book.add(level, message, bindings);
+      book.add(level, redact(message), bindings);
       inner[level](message, fields);
     };
   return {

@@ -73,6 +73,8 @@ export interface ConsoleEndpoint {
   /** Load-balanced endpoints report counts only. */
   workersRunning: number;
   workersReady?: number;
+  /** Workers failing health checks, or dead on their own (crash-looping) since the last healthy one. */
+  workersUnhealthy: number;
   /** The handler's test_input.json, the playground's first body (load-balanced: {method, path, body} JSON). */
   sample?: string;
   /** A chat-completion-compatible queue endpoint (openaiCompatible()): the playground offers its chat form. */

@@ -2,7 +2,7 @@
 // made from images, their workers, logs and releases, registry credentials and the GPU catalog. Same paths, bodies
 // and status codes as RunPod's, so `flash deploy --api-url http://127.0.0.1:8000` takes the path it takes there.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Logger } from "../../log/index.js";
+import { addSecret, type Logger } from "../../log/index.js";
 import { addJsonParser, checkKey } from "../api/http.js";
 import type { LogBook } from "../console/logs.js";
 import { SseStream } from "../console/sse.js";
@@ -70,6 +70,8 @@ export interface HostWorker {
   id: string;
   status: WorkerStatus;
   startedAt: number;
+  /** A worker that exited on its own (listed as UNHEALTHY): its uptime ends here. */
+  exitedAt?: number;
 }
 
 /** What the REST routes need from the platform they are part of (src/platform/server.ts). */
@@ -157,9 +159,9 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     stored.record = next;
     if (diff.length > 0) {
       stored.version++;
-      stored.versionAt = Date.now();
       stored.releases.unshift(release(stored.version, diff));
-      await restart(stored, before);
+      // Workers that keep running (nothing about their container changed) run the new release too.
+      if (await restart(stored, before)) stored.versionAt = Date.now();
       log.info(
         `Endpoint ${next.id} (${next.name}) updated to version ${stored.version}: ${diff.map((d) => d.field).join(", ")}`,
       );
@@ -185,7 +187,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
       version: w.startedAt < stored.versionAt ? stored.version - 1 : stored.version,
       gpuCount: stored.record.gpu ? stored.record.gpu.count : 0,
       image: stored.record.image,
-      uptimeSeconds: Math.max(0, Math.floor((Date.now() - w.startedAt) / 1000)),
+      uptimeSeconds: Math.max(0, Math.floor(((w.exitedAt ?? Date.now()) - w.startedAt) / 1000)),
       startedAt: new Date(w.startedAt).toISOString(),
     }));
     const count = (status: WorkerStatus) => workers.filter((w) => w.status === status).length;
@@ -239,6 +241,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     const invalid = violations("registry", request.body ?? null);
     if (invalid.length > 0) throw new Problem(422, "Request validation failed.", invalid);
     const body = request.body as { name: string; username: string; password: string };
+    addSecret(body.password);
     const registry = { id: newShortId(8), ...body };
     registries.set(registry.id, registry);
     return reply.code(201).send({ id: registry.id, name: registry.name });
@@ -269,7 +272,8 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     prepare(stored);
   }
 
-  async function restart(stored: Stored, before: RestEndpointRecord): Promise<void> {
+  /** Applies a changed record; true when its workers are replaced (they run a new container or settings). */
+  async function restart(stored: Stored, before: RestEndpointRecord): Promise<boolean> {
     const { record } = stored;
     if (record.type === "QUEUE") {
       host.updateQueue(queueConfig(record));
@@ -286,7 +290,9 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
       JSON.stringify(before.env) !== JSON.stringify(record.env)
     ) {
       prepare(stored);
+      return true;
     }
+    return false;
   }
 
   /** Pulls and makes the container in the background; the newest request wins. */

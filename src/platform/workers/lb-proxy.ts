@@ -12,7 +12,7 @@ import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
 import { playgroundSample } from "../state/sample.js";
-import { relayOutput, WorkerExits } from "./pool.js";
+import { type DeadWorker, relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
 /** A load-balanced endpoint takes the same settings as a queue one, less the retry limit (requests are not retried). */
@@ -294,6 +294,11 @@ export class LbEndpoint {
     }));
   }
 
+  /** Workers that exited on their own and are not yet followed by a ready one (listed as unhealthy). */
+  get dead(): readonly DeadWorker[] {
+    return this.exits.dead;
+  }
+
   /** Replaces every worker (the handler file changed): old ones finish their requests, new ones take the next. */
   restartAll(): void {
     this.exits.reset();
@@ -425,8 +430,10 @@ export class LbEndpoint {
       .then((state) => {
         if (worker.stopping) return;
         if (state !== worker.state) {
-          if (state === "ready") log.info(`Worker:${worker.id} | ready on port ${worker.port} (/ping 200)`);
-          else if (state === "initializing") log.info(`Worker:${worker.id} | initializing (/ping 204)`);
+          if (state === "ready") {
+            log.info(`Worker:${worker.id} | ready on port ${worker.port} (/ping 200)`);
+            this.exits.recovered(worker.startedAt);
+          } else if (state === "initializing") log.info(`Worker:${worker.id} | initializing (/ping 204)`);
           else if (worker.state === "ready") log.warn(`Worker:${worker.id} | unhealthy: /ping failed`);
           worker.state = state;
           if (state === "ready") for (const wake of [...this.waiters]) wake();
@@ -447,9 +454,9 @@ export class LbEndpoint {
   }
 
   private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {
-    this.exits.logged(worker, code, signal);
+    const how = this.exits.logged(worker, code, signal);
     if (worker.stopping || this.closed) return;
-    this.exits.crashed(worker, code);
+    this.exits.crashed(worker, code, how);
     this.scale(false);
   }
 }

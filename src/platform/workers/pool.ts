@@ -105,12 +105,25 @@ interface ExitingWorker {
   stopping: boolean;
 }
 
+/** A worker that exited without being asked to: listed as unhealthy until a later one proves healthy. */
+export interface DeadWorker {
+  id: string;
+  startedAt: number;
+  exitedAt: number;
+  /** "exited with code 1; crashed 3 time(s) in a row" */
+  reason: string;
+}
+
+/** Dead workers each pool keeps listed (the newest): enough to read why, not a history. */
+const DEAD_KEPT = 3;
+
 /**
  * How a pool's worker processes end (queue and load-balanced alike): each exit logged, and workers that crash
  * soon after they start delay the next start, doubling each time in a row.
  */
 export class WorkerExits {
   private crashes = 0;
+  private readonly deadList: DeadWorker[] = [];
   /** No worker is started before this time. */
   respawnAt = 0;
 
@@ -126,23 +139,38 @@ export class WorkerExits {
   }
 
   /** Counts an exit the pool did not ask for: a crash soon after start pushes the next start back. */
-  crashed(worker: ExitingWorker, code: number | null): void {
+  crashed(worker: ExitingWorker, code: number | null, how: string): void {
+    let reason = `exited with ${how}`;
     if (code !== 0 && Date.now() - worker.startedAt < CRASH_BACKOFF.healthyAfterMs) {
       this.crashes++;
       const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
       this.respawnAt = Date.now() + delay;
+      reason += `; crashed ${this.crashes} time(s) in a row`;
       this.log
         .child({ subject: worker.id })
         .warn(`Worker:${worker.id} | crashed ${this.crashes} time(s) in a row; next start in ${delay} ms`);
     } else {
       this.crashes = 0;
     }
+    this.deadList.push({ id: worker.id, startedAt: worker.startedAt, exitedAt: Date.now(), reason });
+    if (this.deadList.length > DEAD_KEPT) this.deadList.shift();
+  }
+
+  /** Workers that exited on their own since the last healthy one, oldest first. */
+  get dead(): readonly DeadWorker[] {
+    return this.deadList;
+  }
+
+  /** A worker started at `startedAt` proved healthy: the ones that died before it are history. */
+  recovered(startedAt: number): void {
+    while (this.deadList.length > 0 && this.deadList[0]!.exitedAt <= startedAt) this.deadList.shift();
   }
 
   /** Forgets past crashes (the workers are being replaced on purpose). */
   reset(): void {
     this.crashes = 0;
     this.respawnAt = 0;
+    this.deadList.length = 0;
   }
 }
 
@@ -196,6 +224,11 @@ export class WorkerPool {
   /** Ids of the running workers, oldest first. */
   get workerIds(): string[] {
     return this.alive().map((p) => p.id);
+  }
+
+  /** Workers that exited on their own and are not yet followed by a healthy one (listed as unhealthy). */
+  get dead(): readonly DeadWorker[] {
+    return this.exits.dead;
   }
 
   /** Every worker process, stopping ones too, with its start time (the console's state and cold start). */
@@ -265,7 +298,10 @@ export class WorkerPool {
   }
 
   private hasContacted(worker: WorkerProcess): boolean {
-    if (!worker.contacted && this.endpoint.workers.has(worker.id)) worker.contacted = true;
+    if (!worker.contacted && this.endpoint.workers.has(worker.id)) {
+      worker.contacted = true;
+      this.exits.recovered(worker.startedAt);
+    }
     return worker.contacted;
   }
 
@@ -316,7 +352,7 @@ export class WorkerPool {
     const how = this.exits.logged(worker, code, signal);
     this.options.scheduler.workerGone(this.endpoint, worker.id, `worker process exited with ${how}`);
     if (worker.stopping || this.closed) return;
-    this.exits.crashed(worker, code);
+    this.exits.crashed(worker, code, how);
     this.scale();
   }
 }

@@ -49,6 +49,17 @@ export function signal(child: ChildProcess, name: NodeJS.Signals): void {
   if (containerRuns.has(child) && child.pid !== undefined) {
     const pids = [...new Set([...(tracked.get(child) ?? []), ...descendants(child.pid)])];
     tracked.set(child, pids);
+    // buildah run passes no signal on and dies of one, warning on stderr: a drain goes to the container's first
+    // process (tini passes it on), the tool exits with it. A SIGKILL still reaches every process.
+    const entry = name === "SIGTERM" ? containerEntry(child) : undefined;
+    if (entry !== undefined) {
+      try {
+        process.kill(entry, name);
+        return;
+      } catch {
+        // Gone already: signalled as a whole below.
+      }
+    }
     for (const pid of pids) {
       try {
         process.kill(pid, name);

@@ -45,6 +45,11 @@ export class EndpointsView {
             count("running", endpoint.workersRunning),
             count("ready", endpoint.workersReady ?? 0),
           );
+    if (endpoint.workersUnhealthy > 0) {
+      queue.append(
+        h("span", { class: "count error" }, h("b", {}, String(endpoint.workersUnhealthy)), " unhealthy"),
+      );
+    }
     return h(
       "section",
       { class: "endpoint", "data-endpoint-id": endpoint.id },

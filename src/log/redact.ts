@@ -1,0 +1,33 @@
+// The one redaction point: secrets never reach a log line, an error line or the console's log views. Known values
+// (API keys, registry and S3 credentials, registered where they are read) and `NAME=value` pairs, `--creds` and
+// Bearer tokens whose form says secret are replaced by ***.
+
+/** Values shorter than this are not registered: replacing them would mangle ordinary words. */
+const MIN_SECRET_LENGTH = 8;
+const secrets = new Set<string>();
+
+/** A value that must never be logged (a key, a password), from now on in this process. */
+export function addSecret(value: string | undefined | null): void {
+  const trimmed = value?.trim();
+  if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
+}
+
+/** Environment names whose value is a secret (RUNPOD_AI_API_KEY, BUCKET_SECRET_ACCESS_KEY…); not placeholders (<key>, $VAR). */
+const SECRET_ASSIGNMENT =
+  /\b([A-Z0-9_]*(?:API_KEY|SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS)[A-Z0-9_]*)=(?![<$*])("[^"]*"|'[^']*'|[^\s'"]+)/g;
+/** The same in JSON: "secretAccessKey": "…", "password": "…", "api_key": "…". */
+const SECRET_FIELD =
+  /("[A-Za-z_]*(?:[Ss]ecret|[Pp]assword|[Tt]oken|[Aa]pi_?[Kk]ey|[Aa]ccess_?[Kk]ey(?:_?[Ii]d)?)"\s*:\s*)"[^"]*"/g;
+const CREDS_FLAG = /(--creds[ =])\S+/g;
+const BEARER = /(Bearer )[A-Za-z0-9._~+/=-]{8,}/g;
+
+/** `text` with every secret replaced by ***. */
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.replaceAll(secret, "***");
+  if (out.includes("=")) out = out.replace(SECRET_ASSIGNMENT, "$1=***");
+  if (out.includes('"')) out = out.replace(SECRET_FIELD, '$1"***"');
+  if (out.includes("--creds")) out = out.replace(CREDS_FLAG, "$1***");
+  if (out.includes("Bearer ")) out = out.replace(BEARER, "$1***");
+  return out;
+}
