@@ -4,8 +4,9 @@
 // time budget per module. Prints `mutation score <module>: NN%`; docs/testing.md has the figures and the
 // surviving mutants judged equivalent.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 
 /** Each module and the tests that can kill its mutants (in-process only: child processes run dist/). */
 const MODULES = {
@@ -30,6 +31,24 @@ const modules = wanted.length > 0 ? wanted : Object.keys(MODULES);
 const out = "reports/mutation";
 mkdirSync(out, { recursive: true });
 
+/** The files a pattern names: a path, or `dir/*.test.ts`. */
+function expand(pattern) {
+  if (!pattern.includes("*")) return [pattern];
+  const [prefix, suffix] = basename(pattern).split("*");
+  const dir = dirname(pattern);
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith(suffix))
+    .map((f) => join(dir, f))
+    .sort();
+}
+
+/** A hash of the module's tests: Stryker's incremental mode does not see vitest test files change, so a change forces a full run. */
+function testsHash(patterns) {
+  const hash = createHash("sha256");
+  for (const file of patterns.flatMap(expand)) hash.update(file).update(readFileSync(file));
+  return hash.digest("hex");
+}
+
 let failed = false;
 for (const module of modules) {
   const slug = module.replace(/^src\//, "").replace(/\W+/g, "-");
@@ -52,13 +71,17 @@ for (const module of modules) {
   };
   const configFile = join(out, `${slug}.stryker.json`);
   writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const hashFile = join(out, `${slug}.tests.sha256`);
+  const hash = testsHash(MODULES[module]);
+  const force = !existsSync(hashFile) || readFileSync(hashFile, "utf8") !== hash;
   const started = Date.now();
-  const run = spawnSync("npx", ["stryker", "run", configFile], {
+  const run = spawnSync("npx", ["stryker", "run", configFile, ...(force ? ["--force"] : [])], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, MUTATE_TESTS: MODULES[module].join(",") },
     timeout: budgetS * 1000,
   });
   const seconds = Math.round((Date.now() - started) / 1000);
+  if (!run.error && run.status === 0) writeFileSync(hashFile, hash);
   if (run.error || run.status !== 0 || !existsSync(report)) {
     failed = true;
     const why =
