@@ -6,6 +6,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { resolve } from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
+import { timeoutMessage } from "../../routes/server.js";
 import type { PlatformContext } from "../api/context.js";
 import { checkKey, clientGone, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
@@ -94,6 +95,8 @@ const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
 const DEFAULT_READY_WAIT_MS = 90_000;
+/** How much longer than the execution timeout the proxy waits, so the worker's own 504 answers first. */
+const TIMEOUT_SLACK_MS = 1_000;
 /** The status recorded for a request whose client left before the answer began. */
 const CLIENT_GONE = 499;
 /** The worker's own log line that names its port (src/routes/serve.ts). */
@@ -262,14 +265,16 @@ export class LbEndpoint {
           answer.once("error", () => fail(502, `Worker ${worker.id} broke off its answer`));
         },
       );
-      upstream.setTimeout(this.executionTimeoutMs, () =>
-        upstream.destroy(
-          new Error(`Execution timeout on ${this.name} after ${this.executionTimeoutMs / 1000}s`),
-        ),
-      );
-      upstream.once("error", (err) =>
-        fail(err.message.startsWith("Execution timeout") ? 504 : 502, `Worker ${worker.id}: ${err.message}`),
-      );
+      // The worker times its route out itself and answers 504 with the same message; this is for one that hangs.
+      let timedOut = false;
+      upstream.setTimeout(this.executionTimeoutMs + TIMEOUT_SLACK_MS, () => {
+        timedOut = true;
+        upstream.destroy();
+      });
+      upstream.once("error", (err) => {
+        if (timedOut) fail(504, timeoutMessage(this.id, this.executionTimeoutMs));
+        else fail(502, `Worker ${worker.id}: ${err.message}`);
+      });
       res.once("close", () => {
         if (!res.writableFinished) upstream.destroy();
         finish();
