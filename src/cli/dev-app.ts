@@ -32,7 +32,10 @@ function settingsOf(app: App): DevSettings | undefined {
   return (app as { endpoint?: DevSettings }).endpoint;
 }
 
-/** Loads the handler file in this process (no hooks run) to see what kind of app it is. */
+/**
+ * Loads the handler file in this process (no hooks run) to see what kind of app it is; throws the toolkit's
+ * EndpointConfigError for an Endpoint that declares nothing to serve.
+ */
 export async function describeApp(file: string): Promise<DevApp> {
   let app: App;
   try {
@@ -41,6 +44,8 @@ export async function describeApp(file: string): Promise<DevApp> {
     // The workers will load it too and report the error where the user looks.
     return { loadBalanced: false, routes: [] };
   }
+  // An Endpoint with neither routes nor a queue handler has nothing to serve: refused now, not when a job comes.
+  if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) app.assertRoutes();
   const settings = settingsOf(app);
   return {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,

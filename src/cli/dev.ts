@@ -98,7 +98,13 @@ export async function run(args: string[]): Promise<number> {
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
-    const app = await describeApp(file);
+    let app: DevApp;
+    try {
+      app = await describeApp(file);
+    } catch (err) {
+      process.stderr.write(`flash dev: ${relative(process.cwd(), file) || file}: ${(err as Error).message}\n`);
+      return 1;
+    }
     // Named as deploy names it; two files with the same name in different folders still get distinct ids.
     const base = endpointIdFor(file, app.name);
     let id = base;
