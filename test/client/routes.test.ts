@@ -71,6 +71,23 @@ describe("route calls", () => {
   });
 });
 
+describe("the wrong method", () => {
+  it("GET on a POST-only route, through the platform's proxy: 405 with Allow, and the client's error says so", async () => {
+    const res = await fetch(`${t.platform.url}/lb/routes-api/sum`, {
+      headers: { authorization: `Bearer ${t.platform.apiKey}` },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    const err = await client({ id: "routes-api" })
+      .get("/sum")
+      .catch((e: unknown) => e);
+    expect((err as EndpointHttpError).status).toBe(405);
+    expect((err as Error).message).toBe(
+      "HTTP error from endpoint routes-api: 405 Method Not Allowed: Method GET not allowed on /sum of endpoint 'routes-api': it takes POST",
+    );
+  });
+});
+
 describe("the kind mixed up", () => {
   it("runsync on the routes' URL: EndpointKindError before any request, saying how to call a route", async () => {
     const ep = client({ url: `${t.platform.url}/lb/routes-api` });
