@@ -428,16 +428,23 @@ export class EndpointClient {
     ) {
       throw new EndpointKindError(this.name, "load-balanced", attempted);
     }
-    if (to === "jobs" && /^Endpoint \S+ not found$/.test(error)) {
+    // The local platform names the nearest existing id: "… not found (did you mean <id>?)".
+    const near = /\(did you mean (\S+)\?\)$/.exec(error)?.[1];
+    const hint = near ? ` (did you mean ${near}?)` : "";
+    if (to === "jobs" && /^Endpoint \S+ not found\b/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
+        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id}${hint} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
       );
     }
-    if (to === "routes" && /^Load-balanced endpoint \S+ not found$/.test(error)) {
+    // The local platform's /lb/<id> of a queue endpoint says so.
+    if (to === "routes" && /^Endpoint \S+ is a queue endpoint\b/.test(error)) {
+      throw new EndpointKindError(this.name, "queue", attempted);
+    }
+    if (to === "routes" && /^Load-balanced endpoint \S+ not found\b/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id} (a queue endpoint takes jobs: run(input), runsync(input))`,
+        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id}${hint} (a queue endpoint takes jobs: run(input), runsync(input))`,
       );
     }
   }

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
 import { timeoutMessage } from "../../routes/server.js";
 import type { PlatformContext } from "../api/context.js";
-import { checkKey, clientGone, HttpError } from "../api/http.js";
+import { checkKey, clientGone, didYouMean, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
@@ -525,6 +525,14 @@ export function lbHostRewrite(req: IncomingMessage): string {
   return m ? `/lb/${m[1]}${url.startsWith("/") ? url : `/${url}`}` : url;
 }
 
+/** Why `/lb/<id>` leads nowhere: a queue endpoint (and how to call it), or no endpoint (and the nearest one). */
+function notLoadBalanced(id: string, ctx: PlatformContext, endpoints: LbEndpoints): string {
+  if (ctx.scheduler.endpoint(id)) {
+    return `Endpoint ${id} is a queue endpoint, not load-balanced: send it jobs with POST /v2/${id}/runsync (or /run) and a body {"input": {...}}`;
+  }
+  return `Load-balanced endpoint ${id} not found${didYouMean(id, endpoints.list().map((e) => e.id))}`;
+}
+
 /** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */
 export async function lbProxy(
   app: FastifyInstance,
@@ -539,7 +547,7 @@ export async function lbProxy(
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const { endpointId } = request.params as { endpointId: string };
     const endpoint = endpoints.get(endpointId);
-    if (!endpoint) throw new HttpError(404, `Load-balanced endpoint ${endpointId} not found`);
+    if (!endpoint) throw new HttpError(404, notLoadBalanced(endpointId, ctx, endpoints));
     const prefix = `/lb/${endpointId}`;
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;
