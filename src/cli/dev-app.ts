@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { shellQuote } from "../platform/index.js";
+import { sampleRoute } from "../platform/state/sample.js";
 import { isOpenAICompatible } from "../routes/openai.js";
 import { loadApp } from "../runtime/load.js";
 import type { App } from "../runtime/registry.js";
@@ -57,21 +58,6 @@ export async function describeApp(file: string): Promise<DevApp> {
       ? { executionTimeoutMs: settings.executionTimeoutMs }
       : {}),
   };
-}
-
-/** The route a first try should call: a GET without parameters if there is one, else the first route. */
-function sampleRoute(routes: DevApp["routes"]): { method: string; path: string; body?: unknown } | undefined {
-  const plainGet = routes.find((r) => r.method === "GET" && !/[:{]/.test(r.path));
-  const route = plainGet ?? routes[0];
-  if (!route) return undefined;
-  // A path parameter gets its own name as a value: `/hello/:name` → `/hello/name`.
-  const path = route.path.replace(
-    /:(\w+)|\{(\w+)\}/g,
-    (_m, a: string | undefined, b: string | undefined) => a ?? b ?? "",
-  );
-  return route.method === "GET" || route.method === "DELETE"
-    ? { method: route.method, path }
-    : { method: route.method, path, body: {} };
 }
 
 /**

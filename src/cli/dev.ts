@@ -119,6 +119,7 @@ export async function run(args: string[]): Promise<number> {
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
       ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
+      ...(app.loadBalanced ? { routes: app.routes } : {}),
     };
     apps.push({ file, id, app, endpoint });
   }

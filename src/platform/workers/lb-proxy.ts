@@ -12,7 +12,7 @@ import { checkKey, clientGone, didYouMean, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
-import { playgroundSample } from "../state/sample.js";
+import { playgroundSample, sampleRoute } from "../state/sample.js";
 import { relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
@@ -156,7 +156,8 @@ export class LbEndpoint {
     this.launch = init.launch;
     const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
     this.command = init.command ?? (file ? options.workerCommand(file) : undefined);
-    this.sample = file ? playgroundSample(file) : undefined;
+    const route = sampleRoute(init.routes ?? []);
+    this.sample = (file ? playgroundSample(file) : undefined) ?? (route ? JSON.stringify(route) : undefined);
     if (!this.launch && !init.awaitLaunch && (!this.command || this.command.length === 0))
       throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
     this.ticker = setInterval(() => this.scale(false), 250);
