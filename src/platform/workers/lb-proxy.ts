@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
 import { timeoutMessage } from "../../routes/server.js";
 import type { PlatformContext } from "../api/context.js";
@@ -381,8 +382,11 @@ export class LbEndpoint {
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: this.init.cwd,
-      env: this.launch ? process.env : { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: this.launch ? process.env : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
+      // Its own process group: a terminal's Ctrl-C reaches the platform only, which sends the one SIGTERM.
+      detached: true,
+      // A local worker's stdin is a pipe from the platform: it ends when the platform dies, and the worker stops.
+      stdio: [this.launch ? "ignore" : "pipe", "pipe", "pipe"],
     });
     // A container's processes get the worker's stop signals too (they do not share its process group).
     if (this.launch) markContainerRun(child);
