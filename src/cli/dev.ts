@@ -102,7 +102,9 @@ export async function run(args: string[]): Promise<number> {
     try {
       app = await describeApp(file);
     } catch (err) {
-      process.stderr.write(`flash dev: ${relative(process.cwd(), file) || file}: ${(err as Error).message}\n`);
+      process.stderr.write(
+        `flash dev: ${relative(process.cwd(), file) || file}: ${(err as Error).message}\n`,
+      );
       return 1;
     }
     // Named as deploy names it; two files with the same name in different folders still get distinct ids.

@@ -123,7 +123,14 @@ export class HttpClient {
 }
 
 /** Socket errors that prove the request never reached a server. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+]);
 
 function neverSent(err: unknown): boolean {
   const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code;

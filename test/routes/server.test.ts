@@ -283,7 +283,9 @@ describe("errors", () => {
     const sum = await server.app.inject({ method: "GET", url: "/sum?a=1" });
     expect(sum.statusCode).toBe(405);
     expect(sum.headers.allow).toBe("POST");
-    expect(sum.json()).toEqual({ error: "Method GET not allowed on /sum of endpoint 'test-api': it takes POST" });
+    expect(sum.json()).toEqual({
+      error: "Method GET not allowed on /sum of endpoint 'test-api': it takes POST",
+    });
     const item = await server.app.inject({ method: "PATCH", url: "/items/7" });
     expect(item.statusCode).toBe(405);
     expect(item.headers.allow).toBe("PUT, DELETE");

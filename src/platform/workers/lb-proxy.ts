@@ -535,7 +535,10 @@ function notLoadBalanced(id: string, ctx: PlatformContext, endpoints: LbEndpoint
   if (ctx.scheduler.endpoint(id)) {
     return `Endpoint ${id} is a queue endpoint, not load-balanced: send it jobs with POST /v2/${id}/runsync (or /run) and a body {"input": {...}}`;
   }
-  return `Load-balanced endpoint ${id} not found${didYouMean(id, endpoints.list().map((e) => e.id))}`;
+  return `Load-balanced endpoint ${id} not found${didYouMean(
+    id,
+    endpoints.list().map((e) => e.id),
+  )}`;
 }
 
 /** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */
