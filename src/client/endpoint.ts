@@ -414,7 +414,14 @@ export class EndpointClient {
     if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
     // A route that ran past the endpoint's execution timeout: the same error as a timed-out job.
     const timedOut = response.status === 504 ? TIMEOUT_ANSWER.exec(errorText(text)) : null;
-    if (timedOut) throw new ExecutionTimeoutError(this.name, Number(timedOut[1]));
+    if (timedOut) {
+      throw new ExecutionTimeoutError(
+        this.name,
+        Number(timedOut[1]),
+        undefined,
+        `${method} ${path.split("?")[0]}`,
+      );
+    }
     throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
   }
 

@@ -57,7 +57,7 @@ describe("a POST route past the execution timeout", { timeout: 60_000 }, () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ExecutionTimeoutError);
     expect((err as Error).message).toBe(
-      "Execution timeout on once-api after 1s. Raise executionTimeoutMs on the endpoint, make the handler faster, or use run() and poll.",
+      "Execution timeout on once-api after 1s (POST /slow). Raise executionTimeoutMs on the endpoint, make the route faster, or use a queue-based endpoint.",
     );
     expect((err as ExecutionTimeoutError).seconds).toBe(1);
     expect((await calls()).slow).toBe(before.slow + 1);
