@@ -97,10 +97,12 @@ export class PayloadTooLargeError extends FlashError {
     readonly limit: number,
     readonly endpoint?: string,
   ) {
+    // "the request is 10.0 MB" over a limit of 10.0 MB reads as no excess: then the sizes are shown in bytes.
+    const sameRounded = megabytes(bytes) === megabytes(limit);
     super(
       endpoint === undefined
         ? `Payload size ${megabytes(bytes)} MB exceeds limit of ${megabytes(limit)} MB`
-        : `Payload size exceeds limit of ${megabytes(limit)} MB: the request to ${endpoint} is ${megabytes(bytes)} MB. Use network volumes, compress, or split requests.`,
+        : `Payload size exceeds limit of ${megabytes(limit)} MB${sameRounded ? ` (${limit} bytes)` : ""}: the request to ${endpoint} is ${sameRounded ? `${bytes} bytes` : `${megabytes(bytes)} MB`}. Use network volumes, compress, or split requests.`,
     );
   }
 }

@@ -19,6 +19,22 @@ export function guardProcess(log: Logger): void {
   );
 }
 
+/** Set by the local platform on the workers it spawns: their stdin is a pipe from it that ends when it dies. */
+export const PARENT_PIPE_ENV = "FLASH_STOP_WITH_PARENT";
+
+/**
+ * A worker in its own process group (so a terminal's Ctrl-C reaches only the platform, which sends one SIGTERM)
+ * stops as if sent SIGTERM when the platform that spawned it dies without stopping it.
+ */
+export function stopWithParent(env: Record<string, string | undefined>): void {
+  if (env[PARENT_PIPE_ENV] !== "1") return;
+  const stdin = process.stdin as NodeJS.ReadStream & { unref?: () => void };
+  stdin.once("end", () => process.kill(process.pid, "SIGTERM"));
+  stdin.resume();
+  // Watching the pipe never keeps the worker running by itself.
+  stdin.unref?.();
+}
+
 /** Calls `on` at every SIGTERM or SIGINT until the returned function is called. */
 export function onShutdownSignal(on: (signal: NodeJS.Signals) => void): () => void {
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, on);

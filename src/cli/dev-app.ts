@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { shellQuote } from "../platform/index.js";
+import { sampleRoute } from "../platform/state/sample.js";
 import { isOpenAICompatible } from "../routes/openai.js";
 import { loadApp } from "../runtime/load.js";
 import type { App } from "../runtime/registry.js";
@@ -32,7 +33,10 @@ function settingsOf(app: App): DevSettings | undefined {
   return (app as { endpoint?: DevSettings }).endpoint;
 }
 
-/** Loads the handler file in this process (no hooks run) to see what kind of app it is. */
+/**
+ * Loads the handler file in this process (no hooks run) to see what kind of app it is; throws the toolkit's
+ * EndpointConfigError for an Endpoint that declares nothing to serve.
+ */
 export async function describeApp(file: string): Promise<DevApp> {
   let app: App;
   try {
@@ -41,6 +45,8 @@ export async function describeApp(file: string): Promise<DevApp> {
     // The workers will load it too and report the error where the user looks.
     return { loadBalanced: false, routes: [] };
   }
+  // An Endpoint with neither routes nor a queue handler has nothing to serve: refused now, not when a job comes.
+  if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) app.assertRoutes();
   const settings = settingsOf(app);
   return {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
@@ -52,21 +58,6 @@ export async function describeApp(file: string): Promise<DevApp> {
       ? { executionTimeoutMs: settings.executionTimeoutMs }
       : {}),
   };
-}
-
-/** The route a first try should call: a GET without parameters if there is one, else the first route. */
-function sampleRoute(routes: DevApp["routes"]): { method: string; path: string; body?: unknown } | undefined {
-  const plainGet = routes.find((r) => r.method === "GET" && !/[:{]/.test(r.path));
-  const route = plainGet ?? routes[0];
-  if (!route) return undefined;
-  // A path parameter gets its own name as a value: `/hello/:name` → `/hello/name`.
-  const path = route.path.replace(
-    /:(\w+)|\{(\w+)\}/g,
-    (_m, a: string | undefined, b: string | undefined) => a ?? b ?? "",
-  );
-  return route.method === "GET" || route.method === "DELETE"
-    ? { method: route.method, path }
-    : { method: route.method, path, body: {} };
 }
 
 /**

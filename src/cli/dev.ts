@@ -1,10 +1,11 @@
-// `flash dev`: the local platform with workers running each handler file, restarted when a source changes.
-import { existsSync, readFileSync, watch } from "node:fs";
-import { dirname, extname, join, relative } from "node:path";
-import { createLogger, type Logger } from "../log/index.js";
-import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
+// `flash dev`: the local platform with workers running each handler file, restarted when its module graph changes.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { createLogger } from "../log/index.js";
+import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
 import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
+import { watchEndpoints } from "./dev-watch.js";
 import {
   closeOnSignal,
   consoleUrl,
@@ -18,7 +19,8 @@ import type { CommandSpec } from "./options.js";
 export const spec: CommandSpec = {
   name: "dev",
   args: "[files...]",
-  summary: "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted on change",
+  summary:
+    "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted when its code changes",
   options: [
     ...LOCAL_PLATFORM_OPTIONS,
     {
@@ -29,12 +31,8 @@ export const spec: CommandSpec = {
   ],
 };
 
-/** Files whose change restarts the workers. */
-const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);
 /** Workers for a plain handler(), which declares none: one kept warm, so the first job starts at once. */
 const DEV_WORKERS: [number, number] = [1, 3];
-/** Editors write a file in several steps: one restart per burst of changes. */
-const RESTART_DEBOUNCE_MS = 300;
 
 /** The handler's test_input.json beside it, compacted, or a minimal job. */
 function sampleBody(file: string): string {
@@ -48,28 +46,6 @@ function sampleBody(file: string): string {
     }
   }
   return '{"input":{}}';
-}
-
-/** Restarts the endpoint's workers when a source file in the handler's directory changes. */
-function watchHandler(file: string, platform: Platform, endpointId: string, log: Logger): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  const changed = new Set<string>();
-  const watcher = watch(dirname(file), (_event, name) => {
-    if (!name || !SOURCE_EXTENSIONS.has(extname(name))) return;
-    changed.add(name);
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      log.info(`${[...changed].join(", ")} changed; restarting workers`);
-      changed.clear();
-      platform.pool(endpointId)?.restartAll();
-      platform.lb.get(endpointId)?.restartAll();
-    }, RESTART_DEBOUNCE_MS);
-  });
-  watcher.on("error", (err) => log.warn(`Not watching ${dirname(file)} any more: ${err.message}`));
-  return () => {
-    clearTimeout(timer);
-    watcher.close();
-  };
 }
 
 interface DevEndpoint {
@@ -98,7 +74,15 @@ export async function run(args: string[]): Promise<number> {
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
-    const app = await describeApp(file);
+    let app: DevApp;
+    try {
+      app = await describeApp(file);
+    } catch (err) {
+      process.stderr.write(
+        `flash dev: ${relative(process.cwd(), file) || file}: ${(err as Error).message}\n`,
+      );
+      return 1;
+    }
     // Named as deploy names it; two files with the same name in different folders still get distinct ids.
     const base = endpointIdFor(file, app.name);
     let id = base;
@@ -113,6 +97,7 @@ export async function run(args: string[]): Promise<number> {
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
       ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
+      ...(app.loadBalanced ? { routes: app.routes } : {}),
     };
     apps.push({ file, id, app, endpoint });
   }
@@ -128,7 +113,17 @@ export async function run(args: string[]): Promise<number> {
     endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
     loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),
   });
-  const stops = apps.map((a) => watchHandler(a.file, platform, a.id, log.child({ subject: "dev" })));
+  const stopWatching = watchEndpoints(
+    apps.map((a) => ({
+      id: a.id,
+      file: a.file,
+      restart: () => {
+        platform.pool(a.id)?.restartAll();
+        platform.lb.get(a.id)?.restartAll();
+      },
+    })),
+    log.child({ subject: "dev" }),
+  );
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced
       ? lbCurlCommand(platform.url, a.id, platform.apiKey, a.file, a.app.routes)
@@ -149,8 +144,6 @@ export async function run(args: string[]): Promise<number> {
       "",
     ].join("\n"),
   );
-  await closeOnSignal(platform, log.child({ subject: "dev" }), () => {
-    for (const stop of stops) stop();
-  });
+  await closeOnSignal(platform, log.child({ subject: "dev" }), stopWatching);
   return 0;
 }

@@ -75,6 +75,12 @@ export interface EndpointClientOptions {
   executionTimeoutMs?: number;
   /** Retries of connection failures and 408/429/502/503/504 answers. */
   retry?: RetryPolicy;
+  /**
+   * Retry POST and PATCH route calls on 408/429/502/503/504 answers and lost connections too, as GET, PUT and
+   * DELETE are (default false: such a call may have run its route already, so only a connection that was never
+   * made is retried). Only for routes that are safe to run twice.
+   */
+  retryNonIdempotent?: boolean;
   /** Waits between status polls; reset when the status changes. */
   poll?: RetryPolicy;
   /** Shared per endpoint URL; pass your own (e.g. with a fake clock) to isolate them. */
@@ -111,6 +117,11 @@ interface Target {
   /** Known from the URL given or the deployment record; undefined when only an id was given. */
   kind?: "queue" | "load-balanced";
 }
+
+/** Route calls that may do their work twice if repeated (RFC 9110 §9.2.2). */
+const NON_IDEMPOTENT: ReadonlySet<RouteMethod> = new Set(["POST", "PATCH"]);
+/** A worker's or the platform's 504 for a route past the execution timeout (src/routes/server.ts timeoutMessage). */
+const TIMEOUT_ANSWER = /^Execution timeout on .+ after (\d+(?:\.\d+)?)s\b/;
 
 /** A `/v2/<id>` job URL: its base and the id. */
 const JOB_URL = /^(.*)\/v2\/([^/]+)$/;
@@ -279,9 +290,12 @@ export class EndpointClient {
           this.name,
         );
       }
+      checkSize(text, this.name);
     }
     this.resourceLog().info(`${method} ${path}`);
-    return this.request<T>(method, path, text, REQUEST_TIMEOUT_MS, "routes");
+    // POST and PATCH are not idempotent: an answered failure may mean the route ran, so it is not repeated.
+    const idempotent = this.options.retryNonIdempotent === true || !NON_IDEMPOTENT.has(method);
+    return this.request<T>(method, path, text, REQUEST_TIMEOUT_MS, "routes", idempotent);
   }
 
   private async pollUntilDone<O>(
@@ -343,8 +357,7 @@ export class EndpointClient {
         this.name,
       );
     }
-    const bytes = Buffer.byteLength(body);
-    if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(bytes, MAX_PAYLOAD_BYTES, this.name);
+    checkSize(body, this.name);
     return body;
   }
 
@@ -374,6 +387,7 @@ export class EndpointClient {
     body?: string,
     timeoutMs = REQUEST_TIMEOUT_MS,
     to: "jobs" | "routes" = "jobs",
+    idempotent = true,
   ): Promise<T> {
     const target = this.resolve();
     if (to === "jobs" && target.kind === "load-balanced") {
@@ -393,10 +407,21 @@ export class EndpointClient {
       body,
       timeoutMs,
       what: `${method} ${path}`,
+      idempotent,
     });
     const { response, text } = answer;
     if (response.ok) return this.parse<T>(text);
     if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
+    // A route that ran past the endpoint's execution timeout: the same error as a timed-out job.
+    const timedOut = response.status === 504 ? TIMEOUT_ANSWER.exec(errorText(text)) : null;
+    if (timedOut) {
+      throw new ExecutionTimeoutError(
+        this.name,
+        Number(timedOut[1]),
+        undefined,
+        `${method} ${path.split("?")[0]}`,
+      );
+    }
     throw new EndpointHttpError(this.name, response.status, response.statusText, text, url);
   }
 
@@ -410,16 +435,23 @@ export class EndpointClient {
     ) {
       throw new EndpointKindError(this.name, "load-balanced", attempted);
     }
-    if (to === "jobs" && /^Endpoint \S+ not found$/.test(error)) {
+    // The local platform names the nearest existing id: "… not found (did you mean <id>?)".
+    const near = /\(did you mean (\S+)\?\)$/.exec(error)?.[1];
+    const hint = near ? ` (did you mean ${near}?)` : "";
+    if (to === "jobs" && /^Endpoint \S+ not found\b/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
+        `the platform at ${baseOf(target.url)} has no queue endpoint ${target.id}${hint} (a load-balanced one is called through its routes: post("/path", body), get("/path"))`,
       );
     }
-    if (to === "routes" && /^Load-balanced endpoint \S+ not found$/.test(error)) {
+    // The local platform's /lb/<id> of a queue endpoint says so.
+    if (to === "routes" && /^Endpoint \S+ is a queue endpoint\b/.test(error)) {
+      throw new EndpointKindError(this.name, "queue", attempted);
+    }
+    if (to === "routes" && /^Load-balanced endpoint \S+ not found\b/.test(error)) {
       throw new EndpointNotDeployedError(
         this.name,
-        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id} (a queue endpoint takes jobs: run(input), runsync(input))`,
+        `the platform at ${baseOf(target.url)} has no load-balanced endpoint ${target.id}${hint} (a queue endpoint takes jobs: run(input), runsync(input))`,
       );
     }
   }
@@ -524,6 +556,12 @@ function routesUrlOf(base: string, id: string): string {
   const host = new URL(base);
   if (host.hostname === "api.runpod.ai") return `${host.protocol}//${id}.api.runpod.ai`;
   return `${base}/lb/${encodeURIComponent(id)}`;
+}
+
+/** Refuses a request body over the platform's limit before it is sent. */
+function checkSize(body: string, endpointName: string): void {
+  const bytes = Buffer.byteLength(body);
+  if (bytes > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(bytes, MAX_PAYLOAD_BYTES, endpointName);
 }
 
 /** The `error` field of a JSON error body, else the text. */

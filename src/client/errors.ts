@@ -80,7 +80,10 @@ export class EndpointKindError extends EndpointError {
   }
 }
 
-/** The job did not finish in time: the client's wait ran out, or the platform timed the job out. */
+/**
+ * The job did not finish in time: the client's wait ran out, or the platform timed the job out; or a route
+ * of a load-balanced endpoint ran past its execution timeout (then `route` names the call, e.g. "POST /x").
+ */
 export class ExecutionTimeoutError extends EndpointError {
   override readonly code = "EXECUTION_TIMEOUT";
   override name = "ExecutionTimeoutError";
@@ -88,9 +91,12 @@ export class ExecutionTimeoutError extends EndpointError {
     endpoint: string,
     readonly seconds: number,
     readonly jobId?: string,
+    readonly route?: string,
   ) {
     super(
-      `Execution timeout on ${endpoint} after ${formatSeconds(seconds)}s${jobId ? ` (job ${jobId})` : ""}. Raise executionTimeoutMs on the endpoint, make the handler faster, or use run() and poll.`,
+      route
+        ? `Execution timeout on ${endpoint} after ${formatSeconds(seconds)}s (${route}). Raise executionTimeoutMs on the endpoint, make the route faster, or use a queue-based endpoint.`
+        : `Execution timeout on ${endpoint} after ${formatSeconds(seconds)}s${jobId ? ` (job ${jobId})` : ""}. Raise executionTimeoutMs on the endpoint, make the handler faster, or use run() and poll.`,
       endpoint,
     );
   }

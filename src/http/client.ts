@@ -24,7 +24,7 @@ export interface HttpRequest {
   what: string;
   /** The job the call is for, when there is one (for logs and errors). */
   id?: string;
-  /** False for a call that must not be repeated once answered (a create): only connection failures are retried. */
+  /** False for a call that must not run twice (a create, a POST route): only a connection never made is retried. */
   idempotent?: boolean;
 }
 
@@ -122,7 +122,11 @@ export class HttpClient {
   }
 
   private classify(request: HttpRequest, outcome: Outcome<HttpAnswer>): string | undefined {
-    if (!outcome.ok) return describeFailure(outcome.error);
+    if (!outcome.ok) {
+      // A reset or a deadline after the request went out may follow work done: not repeated unless idempotent.
+      if (request.idempotent === false && !neverSent(outcome.error)) return undefined;
+      return describeFailure(outcome.error);
+    }
     const { response } = outcome.value;
     if (response.ok || request.idempotent === false || !this.options.retryStatus(response.status)) {
       return undefined;
@@ -134,6 +138,22 @@ export class HttpClient {
 /** What ends the waits between attempts: the request's signal, its stopRetrying signal, or either. */
 function retrySignal({ signal, stopRetrying }: HttpRequest): AbortSignal | undefined {
   return signal && stopRetrying ? AbortSignal.any([signal, stopRetrying]) : (stopRetrying ?? signal);
+}
+
+/** Socket errors that prove the request never reached a server. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+]);
+
+export function neverSent(err: unknown): boolean {
+  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code;
+  const inner = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return NOT_SENT.has(String(code)) || NOT_SENT.has(String(inner));
 }
 
 /** "503 Service Unavailable: <start of the body>". */

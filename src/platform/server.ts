@@ -57,6 +57,8 @@ export interface PlatformOptions {
   pingIntervalMs?: number;
   /** How long a stopped worker may finish its jobs before it is killed (default 30 s). */
   workerStopGraceMs?: number;
+  /** How long a load-balanced request waits for a ready worker before a 503 (default 90 s). */
+  lbReadyWaitMs?: number;
   webhooks?: Partial<WebhookOptions>;
   /** How long files workers store stay reachable (default 7 days, as public image URLs). */
   fileLifetimeMs?: number;
@@ -180,6 +182,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     log,
     workerCommand,
     stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+    ...(options.lbReadyWaitMs === undefined ? {} : { readyWaitMs: options.lbReadyWaitMs }),
   });
   await app.register(lbProxy, { ctx, endpoints: lb });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });

@@ -38,3 +38,19 @@ export function checkPath(path: unknown): string {
 export function routeKey(method: HttpMethod, path: string): string {
   return `${method} ${path.replace(/:[^/]+/g, ":")}`;
 }
+
+/** A regular expression that matches the request paths a route path (fastify's syntax) takes. */
+export function pathMatcher(path: string): RegExp {
+  const source = path
+    .split(/(:[A-Za-z_][A-Za-z0-9_]*(?:\([^)]*\))?|\*)/)
+    .map((part) => {
+      if (part === "*") return ".*";
+      if (part.startsWith(":")) {
+        const own = /\((.*)\)$/.exec(part)?.[1];
+        return own ? `(?:${own.replace(/^\^|\$$/g, "")})` : "[^/]+";
+      }
+      return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("");
+  return new RegExp(`^${source}$`);
+}

@@ -9,6 +9,7 @@ import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
+import { pathMatcher } from "./rules.js";
 
 /** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
 export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
@@ -185,11 +186,21 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.stack ?? err.message}`);
     return reply.code(status).send({ error: err.message });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({ error: `No route ${request.method} ${request.url.split("?")[0]} on endpoint '${name}'` }),
-  );
+  // The path is declared for other methods: 405 with the ones it takes (RFC 9110 §15.5.6), not a 404.
+  const matchers = endpoint.routes.map((route) => ({ method: route.method, test: pathMatcher(route.path) }));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = [...new Set(matchers.filter((m) => m.test.test(path)).map((m) => m.method))];
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header("allow", allowed.join(", "))
+        .send({
+          error: `Method ${request.method} not allowed on ${path} of endpoint '${name}': it takes ${allowed.join(", ")}`,
+        });
+    }
+    return reply.code(404).send({ error: `No route ${request.method} ${path} on endpoint '${name}'` });
+  });
 
   app.get("/ping", async (_request, reply) => {
     if (state === "READY") {

@@ -298,8 +298,8 @@ function parseEnv(value: unknown): Record<string, string> {
   return out;
 }
 
-/** The option name a typo most likely meant, if any is close enough. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
+/** The name a typo most likely meant (an option, an endpoint id), if any is close enough. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {

@@ -2,7 +2,7 @@
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
-import { guardProcess, onShutdownSignal } from "../lifecycle.js";
+import { guardProcess, onShutdownSignal, stopWithParent } from "../lifecycle.js";
 import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
@@ -101,6 +101,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   });
   // Stray errors are logged and survived in every mode, the one-shot test included.
   guardProcess(log);
+  stopWithParent(env);
   process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());

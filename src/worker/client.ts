@@ -2,7 +2,7 @@
 import { arch, platform as osPlatform, release } from "node:os";
 import type { PlatformConfig } from "../config/index.js";
 import { FlashError, type HttpStatusFields } from "../errors.js";
-import { describeFailure, type HttpAnswer, HttpClient, type HttpRequest } from "../http/client.js";
+import { describeFailure, type HttpAnswer, HttpClient, type HttpRequest, neverSent } from "../http/client.js";
 import { DELIVERY_RETRY, type Outcome, PING_RETRY, PROGRESS_RETRY, type RetryPolicy } from "../http/retry.js";
 import { transportFor, type WireAnswer } from "../http/wire.js";
 import type { JobResult, RawJob } from "../job/types.js";
@@ -108,17 +108,9 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
 /** Any 5xx, not only the gateway ones: what runpod-python's result posts retry (docs/protocol.md §12). */
 const isRetryable = (status: number) => status >= 500 || status === 429 || status === 408;
 
-/** Connection failures before a byte went out: the platform cannot have recorded that attempt. */
-const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
-
 /** Whether a failed attempt may still have been recorded by the platform (its answer lost, or a 5xx after it). */
 function mayBeRecorded(outcome: Outcome<HttpAnswer>): boolean {
-  if (outcome.ok) return outcome.value.response.status >= 500;
-  const { error } = outcome;
-  const code =
-    (error as { code?: unknown } | null)?.code ??
-    (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return !(typeof code === "string" && NEVER_SENT.has(code));
+  return outcome.ok ? outcome.value.response.status >= 500 : !neverSent(outcome.error);
 }
 
 /** One post's failed attempts so far, as the retries saw them. */

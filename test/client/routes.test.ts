@@ -71,6 +71,23 @@ describe("route calls", () => {
   });
 });
 
+describe("the wrong method", () => {
+  it("GET on a POST-only route, through the platform's proxy: 405 with Allow, and the client's error says so", async () => {
+    const res = await fetch(`${t.platform.url}/lb/routes-api/sum`, {
+      headers: { authorization: `Bearer ${t.platform.apiKey}` },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    const err = await client({ id: "routes-api" })
+      .get("/sum")
+      .catch((e: unknown) => e);
+    expect((err as EndpointHttpError).status).toBe(405);
+    expect((err as Error).message).toBe(
+      "HTTP error from endpoint routes-api: 405 Method Not Allowed: Method GET not allowed on /sum of endpoint 'routes-api': it takes POST",
+    );
+  });
+});
+
 describe("the kind mixed up", () => {
   it("runsync on the routes' URL: EndpointKindError before any request, saying how to call a route", async () => {
     const ep = client({ url: `${t.platform.url}/lb/routes-api` });
@@ -98,13 +115,51 @@ describe("the kind mixed up", () => {
     expect(err).toBeInstanceOf(EndpointKindError);
   });
 
-  it("a route call on a queue endpoint: the platform has no load-balanced endpoint of that id, and says to send a job", async () => {
+  it("a route call on a queue endpoint: the platform says it is a queue endpoint, and the client says to send a job", async () => {
+    const res = await fetch(`${t.platform.url}/lb/${ENDPOINT}/sum`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.platform.apiKey}` },
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: `Endpoint ${ENDPOINT} is a queue endpoint, not load-balanced: send it jobs with POST /v2/${ENDPOINT}/runsync (or /run) and a body {"input": {...}}`,
+    });
     const err = await client({ id: ENDPOINT })
+      .post("/sum", {})
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EndpointKindError);
+    expect((err as Error).message).toBe(
+      `Endpoint ${ENDPOINT} is queue-based: it takes jobs, not HTTP routes, so POST /sum cannot reach it. Send it a job instead: run(input) or runsync(input).`,
+    );
+  });
+
+  it("an unknown id names the nearest existing endpoint, on the platform and in the client's error", async () => {
+    const headers = { authorization: `Bearer ${t.platform.apiKey}` };
+    const lb = await fetch(`${t.platform.url}/lb/routes-apo/sum`, { method: "POST", headers });
+    expect(lb.status).toBe(404);
+    expect(await lb.json()).toEqual({
+      error: "Load-balanced endpoint routes-apo not found (did you mean routes-api?)",
+    });
+    const queue = await fetch(`${t.platform.url}/v2/ep-tset/runsync`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ input: {} }),
+    });
+    expect(queue.status).toBe(404);
+    expect(await queue.json()).toEqual({ error: "Endpoint ep-tset not found (did you mean ep-test?)" });
+    // Nothing close: no guess.
+    const far = await fetch(`${t.platform.url}/lb/zzzzzzzz/sum`, { method: "POST", headers });
+    expect(await far.json()).toEqual({ error: "Load-balanced endpoint zzzzzzzz not found" });
+
+    const err = await client({ id: "routes-apo" })
       .post("/sum", {})
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EndpointNotDeployedError);
     expect((err as Error).message).toContain(
-      `has no load-balanced endpoint ${ENDPOINT} (a queue endpoint takes jobs: run(input), runsync(input))`,
+      "has no load-balanced endpoint routes-apo (did you mean routes-api?) (a queue endpoint takes jobs",
+    );
+    await expect(client({ id: "ep-tset" }).runsync({})).rejects.toThrow(
+      "has no queue endpoint ep-tset (did you mean ep-test?)",
     );
   });
 

@@ -69,7 +69,17 @@ beforeAll(async () => {
       },
     ],
     loadBalanced: [
-      { id: "routes", file: join(ROOT, "test/fixtures/lb-routes.ts"), cwd: ROOT, workers: [1, 1] },
+      // flash dev passes the routes it found loading the handler; here the test does (no test_input.json beside it).
+      {
+        id: "routes",
+        file: join(ROOT, "test/fixtures/lb-routes.ts"),
+        cwd: ROOT,
+        workers: [1, 1],
+        routes: [
+          { method: "GET", path: "/hello/:name" },
+          { method: "POST", path: "/sum" },
+        ],
+      },
       // Never called (no worker starts): here for the playground's first request from its test_input.json.
       {
         id: "lb-example",
@@ -171,6 +181,10 @@ describe("console in a browser", () => {
 
     await page.click('nav.tabs [data-tab="playground"]');
     await page.selectOption("#pg-endpoint", "echo");
+    // A queue endpoint: its mode, and no route Method/Path fields (hidden, though their row is a flexbox).
+    await visible(page.locator("#pg-mode"));
+    expect(await page.locator("#pg-method").isHidden()).toBe(true);
+    expect(await page.locator("#pg-path").isHidden()).toBe(true);
     await page.selectOption("#pg-mode", "run");
     await page.fill("#pg-body", JSON.stringify({ input: { name: "console", mock_delay: 1 } }, null, 2));
     await page.click("#pg-send");
@@ -302,6 +316,9 @@ describe("console in a browser", () => {
     await page.selectOption("#pg-endpoint", "routes");
     // A route call: method, path and body; no queue mode, no chat.
     await visible(page.locator("#pg-path"));
+    // Without a test_input.json it starts at a declared route (its parameter named), never GET / (a 404).
+    expect(await page.inputValue("#pg-method")).toBe("GET");
+    expect(await page.inputValue("#pg-path")).toBe("/hello/name");
     expect(await page.locator("#pg-mode").isHidden()).toBe(true);
     expect(await page.locator("#chat-form").isHidden()).toBe(true);
     await page.selectOption("#pg-method", "POST");

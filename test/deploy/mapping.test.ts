@@ -239,7 +239,7 @@ describe("CreateEndpointRequest and UpdateEndpointRequest", () => {
       name: "app",
       type: "QUEUE",
       image: "r.io/a:1",
-      gpu: { pools: ["ADA_24"], count: 1, minCudaVersion: null, allowedCudaVersions: ["12.4"] },
+      gpu: { pools: ["ADA_24"], count: 1, minCudaVersion: "", allowedCudaVersions: ["12.4"] },
       workers: { min: 0, max: 1 },
       scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
       dataCenterIds: [],
@@ -299,10 +299,13 @@ describe("CreateEndpointRequest and UpdateEndpointRequest", () => {
       name: "app",
       type: "QUEUE",
       workers: { min: 0, max: 1 },
+      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+      timeout: 60_000,
+      flashboot: "OFF",
       dataCenterIds: [],
       networkVolumes: [],
       createdAt: "2026-01-01T00:00:00Z",
-    } as RestEndpoint;
+    };
     const queueUrls = {
       run: "http://127.0.0.1:9/v2/abc123/run",
       runSync: "http://127.0.0.1:9/v2/abc123/runsync",

@@ -217,7 +217,7 @@ describe("errors", () => {
 
 describe("worker logs (SSE)", () => {
   it("hands over each event of the backlog, multi-line data joined, then returns after a quiet moment", async () => {
-    script.push((s, res) => {
+    script.push((_s, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write('data: {"line":"one"}\n\n');
       res.write('event: log\ndata: {"line":\ndata: "two"}\n\n: comment\n\n');

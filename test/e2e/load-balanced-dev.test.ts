@@ -97,6 +97,12 @@ describe("flash dev on a load-balanced endpoint", { timeout: TIMEOUT }, () => {
     });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: "Load-balanced endpoint other not found" });
+    const typo = await fetch(base.replace(/lb-example$/, "lb-exmaple/hello/x"), {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(await typo.json()).toEqual({
+      error: "Load-balanced endpoint lb-exmaple not found (did you mean lb-example?)",
+    });
   });
 
   it("answers at http://<endpoint_id>.localhost:<port>/<path> too, as RunPod at <endpoint_id>.api.runpod.ai", async () => {

@@ -116,6 +116,23 @@ describe("flash start on a load-balanced endpoint (real socket)", { timeout: 120
       "Load-balanced endpoints require route decorators: endpoint 'empty-api' has no routes.",
     );
   });
+
+  it("flash dev refuses an endpoint with no routes when it loads the file, before any worker starts", async () => {
+    const { code, stdout, stderr } = await flashRun([
+      "dev",
+      "test/fixtures/lb-no-routes.ts",
+      "--port",
+      "0",
+      "--api-key",
+      "k",
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      "flash dev: test/fixtures/lb-no-routes.ts: Load-balanced endpoints require route decorators: endpoint 'empty-api' has no routes.",
+    );
+    // Not listed as a queue endpoint with a runsync curl.
+    expect(stdout).not.toContain("Ready. Try:");
+  });
 });
 
 describe("flash run on a load-balanced endpoint", { timeout: 120_000 }, () => {

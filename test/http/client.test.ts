@@ -86,6 +86,28 @@ describe("HttpClient.send", () => {
     expect(retries).toEqual([]);
   });
 
+  it("a call that is not idempotent: retried when the connection was refused, not when it broke after sending", async () => {
+    const refused = await closedPortUrl();
+    const first = client();
+    const failure = await first.http
+      .send(get(refused, { method: "POST", body: "{}", idempotent: false }))
+      .catch((err: unknown) => err);
+    expect(describeFailure(failure)).toMatch(/ECONNREFUSED/);
+    expect(first.retries).toHaveLength(FAST.attempts - 1);
+
+    // The request reached the server, which dropped the connection without answering: it may have run.
+    server = await startServer((request) => request.socket.destroy());
+    const second = client();
+    await expect(
+      second.http.send(get(server.url, { method: "POST", body: "{}", idempotent: false })),
+    ).rejects.toThrow();
+    expect(server.requests).toEqual(["POST /x"]);
+    expect(second.retries).toEqual([]);
+    // The same break on an idempotent call is retried.
+    await expect(second.http.send(get(server.url))).rejects.toThrow();
+    expect(server.requests).toHaveLength(1 + FAST.attempts);
+  });
+
   it("retries connection failures, then throws the caller's error with the attempts made", async () => {
     const url = await closedPortUrl();
     const seen: Array<[string, number]> = [];

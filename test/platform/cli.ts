@@ -23,11 +23,17 @@ export interface FlashProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startFlash(command: "dev" | "serve", args: string[]): Promise<FlashProcess> {
+/** `detached`: the command leads a process group of its own, as a shell's foreground job does (for Ctrl-C tests). */
+export async function startFlash(
+  command: "dev" | "serve",
+  args: string[],
+  options: { detached?: boolean } = {},
+): Promise<FlashProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", command, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "INFO", FORCE_COLOR: "0" },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached === true,
   });
   const lines: string[] = [];
   let partial = "";

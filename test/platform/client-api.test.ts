@@ -250,6 +250,17 @@ describe("routes beyond runpod-sdk", () => {
     });
   });
 
+  it("a job that fails after a progress update is FAILED with its error and no output", async () => {
+    const { id } = (await (await t.client("/run", { body: { input: 1 } })).json()) as JobJson;
+    const worker = t.worker("w-progress-fail");
+    await worker.takeOne();
+    await worker.done(id, { status: "IN_PROGRESS", output: { pct: 60 } });
+    await worker.done(id, { error: "boom" });
+    const job = (await (await t.client(`/status/${id}`)).json()) as JobJson;
+    expect(job).toMatchObject({ status: "FAILED", error: "boom" });
+    expect(job).not.toHaveProperty("output");
+  });
+
   it("finished jobs are forgotten when their retention ends", async () => {
     await t.platform.close();
     t = await startTestPlatform({ retention: { runMs: 300, syncMs: 300 } });

@@ -186,36 +186,69 @@ describe("flash dev: stopping jobs reaches the handler", () => {
   );
 });
 
-describe("flash dev restarts workers when the handler changes", () => {
+describe("flash dev restarts the workers of an endpoint whose code changed, and no others", () => {
   const dir = join(ROOT, "test-artifacts", "dev-watch");
   const file = join(dir, "handler.ts");
-  const write = (version: string) =>
-    writeFileSync(
-      file,
-      `import { handler } from "flash-worker";\nexport default handler(async () => ({ version: "${version}" }));\n`,
-    );
+  const other = join(dir, "other.ts");
+  const lib = (version: string) =>
+    writeFileSync(join(dir, "lib.ts"), `export const version = "${version}";\n`);
   let dev: FlashProcess;
   beforeAll(async () => {
     mkdirSync(dir, { recursive: true });
-    write("v1");
-    dev = await startFlash("dev", [file, "--port", "0", "--workers", "1,1"]);
+    writeFileSync(
+      file,
+      `import { handler } from "flash-worker";\nimport { version } from "./lib.js";\nexport default handler(async () => ({ version }));\n`,
+    );
+    lib("v1");
+    writeFileSync(
+      other,
+      `import { handler } from "flash-worker";\nexport default handler(async () => ({ other: true }));\n`,
+    );
+    // Imported by neither endpoint: a script of the user's that calls them.
+    writeFileSync(join(dir, "client.ts"), `export const url = "http://127.0.0.1:8000";\n`);
+    dev = await startFlash("dev", [file, other, "--port", "0", "--workers", "1,1"]);
   }, E2E_TIMEOUT);
   afterAll(async () => {
     await dev?.stop();
     rmSync(dir, { recursive: true, force: true });
   }, E2E_TIMEOUT);
 
+  /** The "starting (pid N): … start <file>" lines of the workers of one file. */
+  const starts = (of: string) => dev.lines.filter((l) => /\| starting \(pid \d+\)/.test(l) && l.endsWith(of));
+
   it(
-    "serves the new code after a save",
+    "a change to a file no endpoint imports restarts nothing",
     async () => {
       expect(await dev.call("/runsync", { input: {} })).toMatchObject({ output: { version: "v1" } });
-      write("v2");
-      await dev.waitForLine(/handler\.ts changed; restarting workers/, "the restart");
+      const before = dev.lines.filter((l) => /\| starting \(pid/.test(l)).length;
+      writeFileSync(join(dir, "client.ts"), `export const url = "http://127.0.0.1:8001";\n`);
+      await dev.waitForLine(
+        /client\.ts changed; no endpoint imports it, nothing to restart$/,
+        "the change to be seen",
+      );
+      expect(dev.lines.filter((l) => /\| starting \(pid/.test(l))).toHaveLength(before);
+      expect(dev.lines.some((l) => /changed; restarting/.test(l))).toBe(false);
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "a change to a module the handler imports restarts that endpoint only, in one line, and it serves the new code",
+    async () => {
+      expect(starts(file)).toHaveLength(1);
+      expect(starts(other)).toHaveLength(1);
+      lib("v2");
+      await dev.waitForLine(/lib\.ts changed; restarting dev-watch$/, "the restart");
       await eventually(
-        async () => (await dev.call("/runsync", { input: {} })).output,
-        "an answer",
+        async () =>
+          ((await dev.call("/runsync", { input: {} })).output as { version?: string }).version === "v2",
+        "the new code to answer",
         90_000,
-      ).then((output) => expect(output).toEqual({ version: "v2" }));
+      );
+      expect(starts(file)).toHaveLength(2);
+      // The other endpoint's worker was left alone; the burst of writes made one restart line.
+      expect(starts(other)).toHaveLength(1);
+      expect(dev.lines.filter((l) => /changed; restarting/.test(l))).toHaveLength(1);
     },
     E2E_TIMEOUT,
   );

@@ -184,11 +184,12 @@ describe("local platform worker API", () => {
 });
 
 describe("load-balanced server", () => {
-  it("malformed JSON → 400 JSON; an unknown route → 404 JSON; a huge body → 413", async () => {
+  it("malformed JSON → 400 JSON; an unknown route → 404 JSON, a known path with another method 405; a huge body → 413", async () => {
     const headers = { "Content-Type": "application/json" };
     expectClientError(await send(lbBase, "/echo", { method: "POST", headers, body: "{oops" }), 400);
     expectClientError(await send(lbBase, "/nope", { method: "POST", headers, body: "{}" }), 404);
-    expectClientError(await send(lbBase, "/hello/..%2F..%2Fetc", { method: "DELETE" }), 404);
+    // The path matches GET /hello/:name (the parameter is "../../etc", never a file): DELETE is not allowed there.
+    expectClientError(await send(lbBase, "/hello/..%2F..%2Fetc", { method: "DELETE" }), 405);
     const huge = JSON.stringify({ blob: "x".repeat(21 * 1024 * 1024) });
     const tooBig = await send(lbBase, "/echo", { method: "POST", headers, body: huge });
     expectClientError(tooBig, 413);

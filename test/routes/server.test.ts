@@ -274,6 +274,25 @@ describe("errors", () => {
     expect(res.json()).toEqual({ error: "No route GET /nope on endpoint 'test-api'" });
   });
 
+  it("a declared path called with another method is a 405 with Allow naming the methods it takes", async () => {
+    const api = endpoint();
+    api.post("/sum", () => 1);
+    api.put("/items/:id", () => 1);
+    api.delete("/items/:id", () => 1);
+    const server = await serve(api);
+    const sum = await server.app.inject({ method: "GET", url: "/sum?a=1" });
+    expect(sum.statusCode).toBe(405);
+    expect(sum.headers.allow).toBe("POST");
+    expect(sum.json()).toEqual({
+      error: "Method GET not allowed on /sum of endpoint 'test-api': it takes POST",
+    });
+    const item = await server.app.inject({ method: "PATCH", url: "/items/7" });
+    expect(item.statusCode).toBe(405);
+    expect(item.headers.allow).toBe("PUT, DELETE");
+    // A path no route declares is still a 404.
+    expect((await server.app.inject({ method: "GET", url: "/items/7/parts" })).statusCode).toBe(404);
+  });
+
   it("a body that is neither JSON nor a form is a 415 that says what to send", async () => {
     const api = endpoint();
     api.post("/echo", (body) => body);

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { FlashError, isFlashError } from "../../errors.js";
 import { drainRequest } from "../../http/drain.js";
 import type { Logger } from "../../log/index.js";
+import { closest } from "../../routes/settings.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { Scheduler } from "../state/scheduler.js";
 
@@ -78,12 +79,21 @@ export function checkKey(request: FastifyRequest, apiKey: string, allowRaw: bool
   );
 }
 
-/** The endpoint named in the URL, or a 404. */
+/** The endpoint named in the URL, or a 404 naming the nearest existing one. */
 export function endpointFrom(scheduler: Scheduler, request: FastifyRequest): EndpointState {
   const { endpointId } = request.params as { endpointId: string };
   const endpoint = scheduler.endpoint(endpointId);
-  if (!endpoint) throw new HttpError(404, `Endpoint ${endpointId} not found`);
+  if (!endpoint) {
+    const known = scheduler.listEndpoints().map((e) => e.id);
+    throw new HttpError(404, `Endpoint ${endpointId} not found${didYouMean(endpointId, known)}`);
+  }
   return endpoint;
+}
+
+/** ` (did you mean <id>?)` when an existing id is close to the one asked for, else nothing. */
+export function didYouMean(id: string, known: readonly string[]): string {
+  const near = closest(id, known);
+  return near && near !== id ? ` (did you mean ${near}?)` : "";
 }
 
 /** Aborts when the client goes away before its answer is fully written. */

@@ -19,6 +19,8 @@ export interface EndpointInit {
   env?: Record<string, string>;
   /** The handler was made by openaiCompatible() (flash dev knows from loading it): the console offers a chat form. */
   openaiCompatible?: boolean;
+  /** A load-balanced app's routes (flash dev knows from loading it): the playground's first request without a test_input.json. */
+  routes?: { method: string; path: string }[];
 }
 
 /** An endpoint as Platform.listEndpoints() describes it. */

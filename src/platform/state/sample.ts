@@ -2,6 +2,23 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
+/** The route a first try should call: a GET without parameters if there is one, else the first route. */
+export function sampleRoute(
+  routes: readonly { method: string; path: string }[],
+): { method: string; path: string; body?: unknown } | undefined {
+  const plainGet = routes.find((r) => r.method === "GET" && !/[:{]/.test(r.path));
+  const route = plainGet ?? routes[0];
+  if (!route) return undefined;
+  // A path parameter gets its own name as a value: `/hello/:name` → `/hello/name`.
+  const path = route.path.replace(
+    /:(\w+)|\{(\w+)\}/g,
+    (_m, a: string | undefined, b: string | undefined) => a ?? b ?? "",
+  );
+  return route.method === "GET" || route.method === "DELETE"
+    ? { method: route.method, path }
+    : { method: route.method, path, body: {} };
+}
+
 /**
  * test_input.json beside the handler, for the playground's first request: a job body (an object with "input"),
  * pretty-printed; or, for a load-balanced app, its first request (`requests[0]`, or the file itself) as

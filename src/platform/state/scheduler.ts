@@ -298,6 +298,11 @@ export class Scheduler {
     if (isStream) job.streamed = true;
     job.finalBody = JSON.stringify(body);
     const failed = Boolean(body.error);
+    if (failed) {
+      // A failure has its error, not the last progress update as its output.
+      delete job.output;
+      job.hasOutput = false;
+    }
     const fields: { output?: unknown; error?: unknown } = {};
     if ("output" in body) fields.output = body.output;
     if (failed) fields.error = body.error;

@@ -5,13 +5,15 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
+import { timeoutMessage } from "../../routes/server.js";
 import type { PlatformContext } from "../api/context.js";
-import { checkKey, clientGone, HttpError } from "../api/http.js";
+import { checkKey, clientGone, didYouMean, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
-import { playgroundSample } from "../state/sample.js";
+import { playgroundSample, sampleRoute } from "../state/sample.js";
 import { type DeadWorker, relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
@@ -94,6 +96,8 @@ const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
 const DEFAULT_READY_WAIT_MS = 90_000;
+/** How much longer than the execution timeout the proxy waits, so the worker's own 504 answers first. */
+const TIMEOUT_SLACK_MS = 1_000;
 /** The status recorded for a request whose client left before the answer began. */
 const CLIENT_GONE = 499;
 /** The worker's own log line that names its port (src/routes/serve.ts). */
@@ -153,7 +157,8 @@ export class LbEndpoint {
     this.launch = init.launch;
     const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
     this.command = init.command ?? (file ? options.workerCommand(file) : undefined);
-    this.sample = file ? playgroundSample(file) : undefined;
+    const route = sampleRoute(init.routes ?? []);
+    this.sample = (file ? playgroundSample(file) : undefined) ?? (route ? JSON.stringify(route) : undefined);
     if (!this.launch && !init.awaitLaunch && (!this.command || this.command.length === 0))
       throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
     this.ticker = setInterval(() => this.scale(false), 250);
@@ -262,14 +267,16 @@ export class LbEndpoint {
           answer.once("error", () => fail(502, `Worker ${worker.id} broke off its answer`));
         },
       );
-      upstream.setTimeout(this.executionTimeoutMs, () =>
-        upstream.destroy(
-          new Error(`Execution timeout on ${this.name} after ${this.executionTimeoutMs / 1000}s`),
-        ),
-      );
-      upstream.once("error", (err) =>
-        fail(err.message.startsWith("Execution timeout") ? 504 : 502, `Worker ${worker.id}: ${err.message}`),
-      );
+      // The worker times its route out itself and answers 504 with the same message; this is for one that hangs.
+      let timedOut = false;
+      upstream.setTimeout(this.executionTimeoutMs + TIMEOUT_SLACK_MS, () => {
+        timedOut = true;
+        upstream.destroy();
+      });
+      upstream.once("error", (err) => {
+        if (timedOut) fail(504, timeoutMessage(this.id, this.executionTimeoutMs));
+        else fail(502, `Worker ${worker.id}: ${err.message}`);
+      });
       res.once("close", () => {
         if (!res.writableFinished) upstream.destroy();
         finish();
@@ -380,8 +387,11 @@ export class LbEndpoint {
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: this.init.cwd,
-      env: this.launch ? process.env : { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: this.launch ? process.env : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
+      // Its own process group: a terminal's Ctrl-C reaches the platform only, which sends the one SIGTERM.
+      detached: true,
+      // A local worker's stdin is a pipe from the platform: it ends when the platform dies, and the worker stops.
+      stdio: [this.launch ? "ignore" : "pipe", "pipe", "pipe"],
     });
     // A container's processes get the worker's stop signals too (they do not share its process group).
     if (this.launch) markContainerRun(child);
@@ -527,6 +537,17 @@ export function lbHostRewrite(req: IncomingMessage): string {
   return m ? `/lb/${m[1]}${url.startsWith("/") ? url : `/${url}`}` : url;
 }
 
+/** Why `/lb/<id>` leads nowhere: a queue endpoint (and how to call it), or no endpoint (and the nearest one). */
+function notLoadBalanced(id: string, ctx: PlatformContext, endpoints: LbEndpoints): string {
+  if (ctx.scheduler.endpoint(id)) {
+    return `Endpoint ${id} is a queue endpoint, not load-balanced: send it jobs with POST /v2/${id}/runsync (or /run) and a body {"input": {...}}`;
+  }
+  return `Load-balanced endpoint ${id} not found${didYouMean(
+    id,
+    endpoints.list().map((e) => e.id),
+  )}`;
+}
+
 /** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */
 export async function lbProxy(
   app: FastifyInstance,
@@ -541,7 +562,7 @@ export async function lbProxy(
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const { endpointId } = request.params as { endpointId: string };
     const endpoint = endpoints.get(endpointId);
-    if (!endpoint) throw new HttpError(404, `Load-balanced endpoint ${endpointId} not found`);
+    if (!endpoint) throw new HttpError(404, notLoadBalanced(endpointId, ctx, endpoints));
     const prefix = `/lb/${endpointId}`;
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;

@@ -1,6 +1,7 @@
 // The worker processes the platform runs for an endpoint: started, scaled, relayed to its log, restarted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
 import type { EndpointState } from "../state/endpoint.js";
 import { newShortId } from "../state/ids.js";
@@ -314,8 +315,11 @@ export class WorkerPool {
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: config.cwd,
-      env: config.launch ? process.env : { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: config.launch ? process.env : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
+      // Its own process group: a terminal's Ctrl-C reaches the platform only, which sends the one SIGTERM.
+      detached: true,
+      // A local worker's stdin is a pipe from the platform: it ends when the platform dies, and the worker stops.
+      stdio: [config.launch ? "ignore" : "pipe", "pipe", "pipe"],
     });
     // A container's processes get the worker's stop signals too (they do not share its process group).
     if (config.launch) markContainerRun(child);
