@@ -16,6 +16,7 @@ const MODULES = {
   "src/http/retry.ts": ["test/http/*.test.ts"],
   "src/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
   "src/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
+  "src/platform/workers/lb-proxy.ts": ["test/platform/lb-routing.test.ts", "test/client/routes.test.ts"],
   "src/job/execute.ts": ["test/job/*.test.ts"],
   "src/files/download.ts": ["test/files/download.test.ts"],
 };

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiConnectionError, ApiError, isApiError, RestClient } from "../../src/deploy/rest-client.js";
 import { isFlashError } from "../../src/errors.js";
 import { CircuitBreakers } from "../../src/http/breaker.js";
+import { createLogger } from "../../src/log/index.js";
 
 interface Seen {
   method: string;
@@ -108,6 +109,11 @@ describe("requests", () => {
     expect(seen[1]!.headers["content-type"]).toBe("application/json");
   });
 
+  it("drops every trailing slash of the base", () => {
+    expect(client({ url: `${base}//` }).url).toBe(base);
+    expect(client({ url: `${base}/v2` }).url).toBe(base);
+  });
+
   it("an empty 2xx body is undefined, not a parse error", async () => {
     script.push((_s, res) => res.writeHead(204).end());
     await expect(client().deleteEndpoint("e1")).resolves.toBeUndefined();
@@ -125,6 +131,27 @@ describe("retries", () => {
     script.push(text(503, "busy"));
     await expect(api.createEndpoint({ name: "n" } as never)).rejects.toThrow("503");
     expect(seen.length).toBe(1);
+  });
+
+  it("each retry is logged with the call, the attempt and the wait", async () => {
+    const lines: string[] = [];
+    const log = createLogger({
+      level: "DEBUG",
+      json: false,
+      destination: { write: (l: string) => lines.push(l) },
+    });
+    const api = new RestClient({
+      url: base,
+      apiKey: "k",
+      log,
+      retry: { attempts: 2, baseMs: 3, maxMs: 3 },
+      breakers: new CircuitBreakers({ failureThreshold: 100 }),
+    });
+    script.push(text(503, "busy", "Service Unavailable"));
+    await api.gpuTypes();
+    expect(lines.join("")).toContain(
+      "GET /v2/catalog/gpus attempt 1/2 failed: 503 Service Unavailable: busy. Retrying in 3 ms",
+    );
   });
 
   it("a 4xx is not retried", async () => {
@@ -145,6 +172,10 @@ describe("retries", () => {
     });
     const err = await api.listEndpoints().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiConnectionError);
+    expect([(err as ApiConnectionError).name, (err as ApiConnectionError).code]).toEqual([
+      "ApiConnectionError",
+      "API_UNREACHABLE",
+    ]);
     expect((err as Error).message).toMatch(
       new RegExp(`^Failed to connect to the API at http://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`),
     );
@@ -185,6 +216,7 @@ describe("errors", () => {
     expect(isApiError(err)).toBe(true);
     expect(isFlashError(err, "API_HTTP")).toBe(true);
     const api = err as ApiError;
+    expect([api.name, api.code]).toEqual(["ApiError", "API_HTTP"]);
     expect(api.message).toBe("400 Bad Request: invalid body (gpu.pools: required; 7)");
     expect([api.status, api.method, api.path, api.url]).toEqual([
       400,
@@ -253,6 +285,26 @@ describe("worker logs (SSE)", () => {
     await following;
     expect(events.map((e) => e.line)).toEqual(["a", "b"]);
     expect(seen[0]!.url).toBe("/v2/serverless/e1/workers/w1/logs?tail=5");
+  });
+
+  it("following ends when the stream ends", async () => {
+    script.push((_s, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"line":"last"}\n\n');
+      setTimeout(() => res.end(), 100);
+    });
+    const events: unknown[] = [];
+    await client().workerLogs("e1", "w1", { follow: true, onEvent: (e) => events.push(e) });
+    expect(events).toEqual([{ line: "last" }]);
+  });
+
+  it("a stream cut off midway is an error, not a quiet end", async () => {
+    script.push((_s, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"line":"one"}\n\n');
+      setTimeout(() => res.socket?.destroy(), 100);
+    });
+    await expect(client().workerLogs("e1", "w1", { follow: true, onEvent: () => {} })).rejects.toThrow();
   });
 
   it("an error answer is an ApiError", async () => {
