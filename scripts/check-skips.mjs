@@ -61,7 +61,7 @@ for (const file of required) {
 }
 
 if (problems.length > 0) {
-  console.error(`check-skips: ${problems.length} test(s) that CI must run did not:`);
+  console.error(`check-skips: ${problems.length} test(s) or suite(s) CI must run did not run:`);
   for (const problem of problems) console.error(`  ${problem}`);
   console.error(
     "check-skips: CI runs as root with scripts/test-deps.sh's packages, so nothing should skip there;",
