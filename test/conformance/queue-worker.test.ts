@@ -323,10 +323,18 @@ describe("progress (docs/protocol.md §3.6)", () => {
   });
 
   it("progress is sent in order and never after the final result (runpod-python #250)", async () => {
-    // Slow progress answers: updates pile up while one is in flight.
+    // Slow progress answers: updates pile up while one is in flight. Each is counted open until answered.
+    let open = 0;
+    let openAtFinal: number | undefined;
     platform.responders.push(async (r) => {
-      if (!r.body.includes("IN_PROGRESS")) return undefined;
+      if (!r.url.includes("/p2?")) return undefined;
+      if (!r.body.includes("IN_PROGRESS")) {
+        openAtFinal = open;
+        return undefined;
+      }
+      open++;
       await new Promise((res) => setTimeout(res, 150));
+      open--;
       return { status: 200, body: "{}" };
     });
     running = startWorker(platform, async (job) => {
@@ -337,7 +345,11 @@ describe("progress (docs/protocol.md §3.6)", () => {
     });
     platform.push({ id: "p2", input: {} });
     await platform.waitFor(doneFor("p2"));
-    await new Promise((r) => setTimeout(r, 400));
+    // Updates go one at a time, each after the last was answered: none open when the result came means none
+    // could follow it. The worker's full stop is the later event that closes the record.
+    expect(openAtFinal).toBe(0);
+    await running.stop();
+    running = undefined;
     const forJob = platform.of("done").filter((r) => r.url.includes("/p2?"));
     const last = forJob.at(-1)!;
     expect(last.body).toBe('{"output":"final"}');

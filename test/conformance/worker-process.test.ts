@@ -1,4 +1,7 @@
 // The worker as a real child process (`flash start`): signals, drain, exit code and the heartbeat thread.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.js";
 import { flash } from "../process.js";
@@ -49,16 +52,20 @@ describe("flash start as the platform runs it", () => {
       ...platform.env(),
       RUNPOD_PING_INTERVAL: "200",
     });
-    platform.push({ id: "hog-1", input: { block_ms: 2000 } });
+    // The handler spins until the file exists: the main thread stays blocked until the test has seen the pings.
+    const release = join(mkdtempSync(join(tmpdir(), "flash-hog-")), "release");
+    platform.push({ id: "hog-1", input: { until_file: release } });
     await worker.waitForLine(/\| hog-1 \| Started\./);
     const startedAt = Date.now();
-    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
-    const doneAt = platform.of("done")[0]!.at;
     const expected = `/v2/EP/ping/w1?gpu=X&job_id=hog-1&runpod_version=${VERSION}`;
-    const during = platform.of("ping").filter((r) => r.at > startedAt && r.at < doneAt && r.url === expected);
-    // The handler held the main thread for 2 s: pings every 200 ms still went out, naming the job.
-    expect(during.length).toBeGreaterThanOrEqual(3);
-    for (const ping of during) {
+    const during = () => platform.of("ping").filter((r) => r.at >= startedAt && r.url === expected);
+    await platform.waitFor(() => during().length >= 3, 60_000);
+    // Still blocked (no result yet), so every one of those pings came from the heartbeat thread.
+    expect(platform.of("done")).toHaveLength(0);
+    writeFileSync(release, "");
+    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+    expect(doneBodies()["hog-1"]).toStrictEqual({ output: { spins: true } });
+    for (const ping of during()) {
       expect(ping.headers.authorization).toBe("K");
       expect(ping.headers["content-type"]).toBeUndefined();
     }

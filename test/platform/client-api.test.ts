@@ -1,6 +1,6 @@
 // The client API with raw requests: bad inputs get clear JSON errors, plus the routes runpod-sdk lacks.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
+import { ENDPOINT, eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
 let t: TestPlatform;
 beforeEach(async () => {
@@ -263,24 +263,50 @@ describe("routes beyond runpod-sdk", () => {
 
   it("finished jobs are forgotten when their retention ends", async () => {
     await t.platform.close();
-    t = await startTestPlatform({ retention: { runMs: 300, syncMs: 300 } });
-    const { id } = (await (await t.client("/run", { body: { input: 1 } })).json()) as JobJson;
+    t = await startTestPlatform({ retention: { runMs: 3_600_000, syncMs: 3_600_000 } });
     const worker = t.worker("w-retention");
-    await worker.takeOne();
-    await worker.done(id, { output: 1 });
-    expect((await t.client(`/status/${id}`)).status).toBe(200);
-    await eventually(async () => (await t.client(`/status/${id}`)).status === 404, "the job to expire");
+    const finish = async () => {
+      const { id } = (await (await t.client("/run", { body: { input: 1 } })).json()) as JobJson;
+      await worker.takeOne();
+      await worker.done(id, { output: 1 });
+      return id;
+    };
+    const kept = await finish();
+    // A shorter retention applies to jobs that finish from now on: that one goes, the first one stays.
+    t.platform.scheduler.jobs.retentionMs = { runMs: 300, syncMs: 300 };
+    const short = await finish();
+    await eventually(async () => (await t.client(`/status/${short}`)).status === 404, "the job to expire");
+    t.platform.scheduler.sweep();
+    expect(await (await t.client(`/status/${kept}`)).json()).toMatchObject({ id: kept, status: "COMPLETED" });
   });
 
   it("queued and running jobs are never forgotten, however short the retention", async () => {
     await t.platform.close();
-    t = await startTestPlatform({ retention: { runMs: 1, syncMs: 1 } });
+    t = await startTestPlatform({
+      retention: { runMs: 1, syncMs: 1 },
+      endpoints: [{ id: ENDPOINT }, { id: "marker" }],
+    });
+    // A job on another endpoint that finishes after this point and is then forgotten: any retention clock
+    // started for the job under test before it has run out too, so a sweep now would drop that job.
+    const marker = t.worker("w-marker", "marker");
+    const markerUrl = `${t.platform.url}/v2/marker`;
+    const headers = { authorization: `Bearer ${t.platform.apiKey}`, "content-type": "application/json" };
+    const outlived = async () => {
+      const run = await fetch(`${markerUrl}/run`, { method: "POST", headers, body: '{"input":1}' });
+      const { id } = (await run.json()) as JobJson;
+      await marker.takeOne();
+      await marker.done(id, { output: 1 });
+      await eventually(
+        async () => (await fetch(`${markerUrl}/status/${id}`, { headers })).status === 404,
+        "the marker job to expire",
+      );
+      t.platform.scheduler.sweep();
+    };
     const { id } = (await (await t.client("/run", { body: { input: 1 } })).json()) as JobJson;
-    const worker = t.worker("w-kept");
-    // Many sweeps run while the job waits (the sweep runs at least every second).
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect((await t.client(`/status/${id}`)).status).toBe(200);
-    await worker.takeOne();
-    expect((await t.client(`/status/${id}`)).status).toBe(200);
+    await outlived();
+    expect(await (await t.client(`/status/${id}`)).json()).toMatchObject({ id, status: "IN_QUEUE" });
+    await t.worker("w-kept").takeOne();
+    await outlived();
+    expect(await (await t.client(`/status/${id}`)).json()).toMatchObject({ id, status: "IN_PROGRESS" });
   });
 });

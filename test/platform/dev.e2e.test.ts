@@ -61,17 +61,30 @@ describe("flash dev examples/echo/handler.ts", () => {
   it(
     "scales up to max workers under load and back to min when idle",
     async () => {
+      // Jobs that run until cancelled: three at once on three workers can only mean the pool scaled up.
       const ids: string[] = [];
-      for (let i = 0; i < 8; i++) ids.push((await dev.call("/run", { input: { mock_delay: 3, i } })).id);
-      const done = await eventually(
+      for (let i = 0; i < 8; i++) ids.push((await dev.call("/run", { input: { mock_delay: 600, i } })).id);
+      const running = await eventually(
         async () => {
           const jobs = await Promise.all(ids.map((id) => dev.call(`/status/${id}`)));
-          return jobs.every((j) => j.status === "COMPLETED") ? jobs : undefined;
+          const workers = new Set(jobs.filter((j) => j.status === "IN_PROGRESS").map((j) => j.workerId));
+          return workers.size >= 3 ? jobs : undefined;
         },
-        "all jobs to complete",
+        "three workers each running a job",
         150_000,
       );
-      expect(new Set(done.map((j) => j.workerId)).size).toBe(3);
+      // The pool starts every worker it wants in one go; with five jobs still queued it wanted no fourth.
+      expect(running.filter((j) => j.status === "IN_QUEUE")).toHaveLength(5);
+      expect(dev.workerPids().size).toBe(3);
+      for (const id of ids) await dev.call(`/cancel/${id}`, {});
+      await eventually(
+        async () => {
+          const jobs = await Promise.all(ids.map((id) => dev.call(`/status/${id}`)));
+          return jobs.every((j) => j.status === "CANCELLED") || undefined;
+        },
+        "all jobs to be cancelled",
+        60_000,
+      );
       // Idle workers above min are stopped after the idle timeout (5 s).
       await eventually(
         async () => {

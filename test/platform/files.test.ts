@@ -1,6 +1,11 @@
 // Files workers store on the local platform (generated images): links that expire after 7 days, as the
 // interface document says of public image endpoints' image_url.
+import Fastify from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log/index.js";
+import type { PlatformContext } from "../../src/platform/api/context.js";
+import { filesApi } from "../../src/platform/api/files.js";
+import { errorHandler } from "../../src/platform/api/http.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 
 let platform: Platform | undefined;
@@ -10,27 +15,56 @@ afterEach(async () => {
 });
 
 describe("file store", () => {
-  it("stores bytes from a worker and serves them until the link expires", async () => {
-    platform = await startPlatform({ fileLifetimeMs: 400, endpoints: [{ id: "img" }] });
+  it("stores bytes from a worker and serves them by their link, which lives fileLifetimeMs", async () => {
+    platform = await startPlatform({ fileLifetimeMs: 3_600_000, endpoints: [{ id: "img" }] });
     const env = platform.workerEnv("img", "w1");
     expect(env.FLASH_FILES_URL).toBe(`${platform.url}/v2/img/files`);
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const before = Date.now();
     const stored = await fetch(env.FLASH_FILES_URL!, {
       method: "POST",
       headers: { Authorization: platform.apiKey, "Content-Type": "image/png" },
       body: png,
     });
+    const after = Date.now();
     expect(stored.status).toBe(201);
     const { url, expiresAt } = (await stored.json()) as { url: string; expiresAt: string };
-    expect(Date.parse(expiresAt)).toBeGreaterThan(Date.now());
+    // Stored between `before` and `after`: the link ends one lifetime after that instant.
+    expect(Date.parse(expiresAt)).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(Date.parse(expiresAt)).toBeLessThanOrEqual(after + 3_600_000);
     const got = await fetch(url);
     expect(got.status).toBe(200);
     expect(got.headers.get("content-type")).toBe("image/png");
     expect(Buffer.from(await got.arrayBuffer())).toStrictEqual(png);
-    await new Promise((r) => setTimeout(r, 500));
-    const gone = await fetch(url);
-    expect(gone.status).toBe(410);
-    expect(await gone.json()).toStrictEqual({ error: "This file's URL has expired" });
+  });
+
+  it("a link is served until its lifetime ends, then answers 410 (the store's clock, set by the test)", async () => {
+    // The store's own clock, moved by hand: expiry is checked at the instant, not raced against a timer.
+    let clock = 1_000_000;
+    const app = Fastify();
+    app.setErrorHandler(errorHandler(createLogger({ level: "SILENT", json: false })));
+    const ctx = { apiKey: "key" } as PlatformContext;
+    await app.register(filesApi, { ctx, lifetimeMs: 400, now: () => clock });
+    const base = await app.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const stored = await fetch(`${base}/v2/img/files`, {
+        method: "POST",
+        headers: { Authorization: "key", "Content-Type": "image/png" },
+        body: Buffer.from([1, 2, 3]),
+      });
+      const { url, expiresAt } = (await stored.json()) as { url: string; expiresAt: string };
+      expect(Date.parse(expiresAt)).toBe(1_000_400);
+      clock += 399;
+      const last = await fetch(url);
+      expect(last.status).toBe(200);
+      expect(Buffer.from(await last.arrayBuffer())).toStrictEqual(Buffer.from([1, 2, 3]));
+      clock += 1;
+      const gone = await fetch(url);
+      expect(gone.status).toBe(410);
+      expect(await gone.json()).toStrictEqual({ error: "This file's URL has expired" });
+    } finally {
+      await app.close();
+    }
   });
 
   it("the default lifetime is 7 days; storing needs the key", async () => {

@@ -87,15 +87,19 @@ describe("lost workers", () => {
   });
 
   it("keeps the jobs of a worker that goes on pinging", async () => {
-    t = await startTestPlatform({ workerLostMs: 1_500 });
+    t = await startTestPlatform({ workerLostMs: 3_000 });
     const id = await run(t, "long");
     const worker = t.worker("pinger");
     await worker.takeOne();
-    // Well past the lost-worker window, with a ping every 100 ms.
-    for (let i = 0; i < 30; i++) {
+    // A worker that takes a job after it and never pings: once that one is found lost, the lost-worker
+    // window has passed for both, and only the pings kept the first.
+    const quiet = await run(t, "quiet");
+    await t.worker("quiet").takeOne();
+    while ((await status(t, quiet)).status === "IN_PROGRESS") {
       await worker.ping([id]);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    expect(t.lines.some((l) => l.includes("Worker:quiet | stopped pinging; job requeued"))).toBe(true);
     expect(await status(t, id)).toMatchObject({ status: "IN_PROGRESS", workerId: "pinger" });
     expect(t.platform.scheduler.jobs.get(id)?.retries).toBe(0);
   });
