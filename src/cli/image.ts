@@ -10,6 +10,7 @@ import {
   type ContainerTool,
   findContainerTool,
   imageCommand,
+  NoContainerToolError,
   runTool,
   toolArgv,
 } from "../containers/tool.js";
@@ -85,10 +86,13 @@ export async function run(args: string[]): Promise<number> {
     }
     throw new UsageError(sub ? `unknown subcommand "${sub}"` : "missing subcommand");
   } catch (err) {
+    if (err instanceof ImageError || err instanceof NoContainerToolError) {
+      process.stderr.write(`flash image: ${err.message}\n`);
+      return 1;
+    }
     if (
       err instanceof UsageError ||
       err instanceof ConfigError ||
-      err instanceof ImageError ||
       (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
     ) {
       process.stderr.write(`flash image: ${(err as Error).message}\n${USAGE}\n`);

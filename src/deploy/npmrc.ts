@@ -17,12 +17,12 @@ const CARRIED = ["registry", "proxy", "https-proxy", "noproxy", "strict-ssl"];
 type NpmConfig = Record<string, unknown>;
 
 /** `npm config ls --json` in `cwd` (the project's .npmrc counts); {} when npm is missing or says nothing. */
-function npmConfig(cwd: string): NpmConfig {
+function npmConfig(cwd: string, env: NodeJS.ProcessEnv): NpmConfig {
   const run = spawnSync("npm", ["config", "ls", "--json"], {
     cwd,
     encoding: "utf8",
     timeout: 30_000,
-    env: { ...process.env, npm_config_loglevel: "error" },
+    env: { ...env, npm_config_loglevel: "error" },
   });
   try {
     return run.status === 0 ? (JSON.parse(run.stdout) as NpmConfig) : {};
@@ -78,7 +78,7 @@ function caLines(config: NpmConfig, env: NodeJS.ProcessEnv): string[] {
 
 /** The .npmrc text: registry, scoped registries, proxy settings, credentials and CA as npm here has them. */
 export function hostNpmrc(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
-  const config = npmConfig(cwd);
+  const config = npmConfig(cwd, env);
   const lines = ["# flash: the host's npm settings, a build secret (not stored in the image)"];
   for (const [key, value] of Object.entries(config)) {
     const text = value === null || value === undefined ? "" : String(value);

@@ -141,7 +141,7 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     buildah(["rmi", "--prune"]);
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
-  });
+  }, 5 * 60_000);
 
   const deploy = (image: string, env: Record<string, string> = {}) =>
     flashRun(

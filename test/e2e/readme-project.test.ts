@@ -211,7 +211,7 @@ describe("README: Start a project, from npm pack to a COMPLETED runsync on a dep
     if (apps.length > 0) buildah(["rmi", "--force", ...apps]);
     buildah(["rmi", "--prune"]);
     if (parent) rmSync(parent, { recursive: true, force: true });
-  });
+  }, 5 * 60_000);
 
   it("npx tsc passes with the README's tsconfig.json", () => {
     const tsc = spawnSync("npx", ["tsc"], { cwd: dir, encoding: "utf8" });
