@@ -61,25 +61,36 @@ function certificates(file: string): string[] {
   return [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map((m) => m[0]);
 }
 
+/** A certificate's PEM without whitespace, to compare two copies. */
+const pemKey = (pem: string) => pem.replace(/\s+/g, "");
+
 /**
- * What npm here trusts, as `ca[]` entries (a path would not exist in the build): npm's `cafile` replaces
- * Node's roots, as here; NODE_EXTRA_CA_CERTS adds to them, so Node's roots come along.
+ * The CA certificates npm here trusts beyond Node's own roots (a TLS-intercepting proxy's, a private registry's),
+ * as `ca[]` entries: a path would not exist in the build. Only those: npm hands `ca` to install scripts as one
+ * environment variable, and a whole bundle (200 KB) is over the kernel's 128 KB limit (spawn E2BIG).
  */
 function caLines(config: NpmConfig, env: NodeJS.ProcessEnv): string[] {
-  const cafile = typeof config.cafile === "string" && existsSync(config.cafile) ? config.cafile : undefined;
-  const extra = env.NODE_EXTRA_CA_CERTS && existsSync(env.NODE_EXTRA_CA_CERTS) ? env.NODE_EXTRA_CA_CERTS : "";
-  let certs: string[] = [];
-  if (cafile) certs = certificates(cafile);
-  else if (typeof config.ca === "string") certs = [config.ca];
-  else if (Array.isArray(config.ca)) certs = config.ca.map(String);
-  if (extra) certs = [...(certs.length > 0 ? certs : rootCertificates), ...certificates(extra)];
-  return [...new Set(certs)].map((cert) => `ca[]=${quoted(cert)}`);
+  const files = [config.cafile, env.NODE_EXTRA_CA_CERTS].filter(
+    (file): file is string => typeof file === "string" && file !== "" && existsSync(file),
+  );
+  const inline =
+    typeof config.ca === "string" ? [config.ca] : Array.isArray(config.ca) ? config.ca.map(String) : [];
+  const known = new Set(rootCertificates.map(pemKey));
+  const extra = new Map<string, string>();
+  for (const cert of [...files.flatMap(certificates), ...inline]) {
+    if (!known.has(pemKey(cert))) extra.set(pemKey(cert), cert);
+  }
+  return [...extra.values()].map((cert) => `ca[]=${quoted(cert)}`);
 }
 
 /** The .npmrc text: registry, scoped registries, proxy settings, credentials and CA as npm here has them. */
 export function hostNpmrc(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   const config = npmConfig(cwd, env);
-  const lines = ["# flash: the host's npm settings, a build secret (not stored in the image)"];
+  // No update notice: it would be the last lines shown of a failed install.
+  const lines = [
+    "# flash: the host's npm settings, a build secret (not stored in the image)",
+    "update-notifier=false",
+  ];
   for (const [key, value] of Object.entries(config)) {
     const text = value === null || value === undefined ? "" : String(value);
     if (text && (CARRIED.includes(key) || /^@[^:]+:registry$/.test(key)))

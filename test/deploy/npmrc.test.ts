@@ -18,6 +18,27 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A self-signed CA certificate of our own (a proxy's CA, say): one Node does not already trust. */
+const ownCa = (dir: string, name: string) => {
+  const made = spawnSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+    ].concat(["-subj", `/CN=${name}`, "-keyout", join(dir, `${name}.key`), "-out", join(dir, `${name}.pem`)]),
+    { encoding: "utf8" },
+  );
+  expect(made.status, made.stderr).toBe(0);
+  return readFileSync(join(dir, `${name}.pem`), "utf8").trim();
+};
+
 /** npm's own reading of an .npmrc as its only config file. */
 const npmGet = (rc: string, key: string, cwd: string) =>
   spawnSync("npm", ["config", "get", key, "--userconfig", rc, "--globalconfig", join(cwd, "none")], {
@@ -30,8 +51,9 @@ describe("the npmrc build secret", () => {
   it("carries registry, scoped registry, credentials (environment variables expanded), proxy and CA; npm reads it back", () => {
     const project = scratch();
     const home = scratch();
-    const ca = rootCertificates.slice(0, 2).join("\n");
-    writeFileSync(join(home, "ca.pem"), ca);
+    // a bundle as distributions ship it: public roots Node has anyway, and the proxy's CA
+    const proxyCa = ownCa(home, "proxy-ca");
+    writeFileSync(join(home, "ca.pem"), [...rootCertificates.slice(0, 3), proxyCa].join("\n"));
     writeFileSync(
       join(home, ".npmrc"),
       [
@@ -58,17 +80,17 @@ describe("the npmrc build secret", () => {
     expect(npmGet(rc, "https-proxy", project)).toBe("http://127.0.0.1:3128");
     expect(text).toContain("//127.0.0.1:4873/:_authToken=user-token");
     expect(text).toContain("//127.0.0.1:4874/:_authToken=project-token");
-    // the CA as certificates (the file's path would not exist in the build), exactly the cafile's two
+    // the CA as certificates (the file's path would not exist in the build): the one Node does not have
     const cas = text.split("\n").filter((l) => l.startsWith("ca[]="));
-    expect(cas.map((l) => JSON.parse(l.slice("ca[]=".length)) as string)).toEqual(
-      rootCertificates.slice(0, 2),
-    );
+    expect(cas.map((l) => JSON.parse(l.slice("ca[]=".length)) as string)).toEqual([proxyCa]);
+    // npm reads them back as its ca setting
+    expect(npmGet(rc, "ca", project)).toContain(proxyCa.split("\n")[1]);
   });
 
-  it("NODE_EXTRA_CA_CERTS adds to Node's roots, as it does for npm here", () => {
+  it("NODE_EXTRA_CA_CERTS: its certificates come along; none at all leaves npm's defaults alone", () => {
     const home = scratch();
     writeFileSync(join(home, ".npmrc"), "");
-    writeFileSync(join(home, "extra.pem"), rootCertificates[0]!);
+    const extra = ownCa(home, "extra");
     const text = hostNpmrc(home, {
       ...process.env,
       npm_config_userconfig: join(home, ".npmrc"),
@@ -76,7 +98,15 @@ describe("the npmrc build secret", () => {
       npm_config_cafile: "",
       NODE_EXTRA_CA_CERTS: join(home, "extra.pem"),
     });
-    expect(text.split("\n").filter((l) => l.startsWith("ca[]=")).length).toBe(rootCertificates.length);
+    expect(text.split("\n").filter((l) => l.startsWith("ca[]="))).toEqual([`ca[]=${JSON.stringify(extra)}`]);
+    const none = hostNpmrc(home, {
+      ...process.env,
+      npm_config_userconfig: join(home, ".npmrc"),
+      npm_config_globalconfig: join(home, "none"),
+      npm_config_cafile: "",
+      NODE_EXTRA_CA_CERTS: "",
+    });
+    expect(none).not.toContain("ca[]=");
   });
 
   it("is written to a private file outside the build context, removed afterwards", () => {
