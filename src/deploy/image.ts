@@ -7,8 +7,8 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { extract } from "tar";
-import { type ContainerTool, ContainerToolError, isLoopbackRegistry, runTool } from "../containers/tool.js";
 import { INSTALL_DIR } from "../build/dependencies.js";
+import { type ContainerTool, ContainerToolError, isLoopbackRegistry, runTool } from "../containers/tool.js";
 import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
