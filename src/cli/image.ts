@@ -2,7 +2,7 @@
 // keeps the Docker format (HEALTHCHECK survives) under chroot isolation, and run starts the image's ENTRYPOINT
 // and CMD and passes Ctrl-C and SIGTERM to every process of the container; podman and docker run as they are.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../config/index.js";
@@ -15,7 +15,9 @@ import {
   toolArgv,
 } from "../containers/tool.js";
 import {
+  baseHint,
   buildRuntimeImage,
+  fromOf,
   ImageError,
   imageExists,
   PACKAGE_ROOT,
@@ -125,6 +127,13 @@ async function build(args: string[]): Promise<number> {
   argv.push(...npmrc.args, dir);
   try {
     await runTool(t, argv, { onLine: (line) => process.stdout.write(`${line}\n`) });
+  } catch (err) {
+    // FROM flash-worker:cpu before the base images were built here: say how to build them.
+    const file = values.file ? resolve(values.file) : join(dir, "Dockerfile");
+    const base = existsSync(file) ? fromOf(readFileSync(file, "utf8")) : undefined;
+    const hint = base ? baseHint(err, base) : "";
+    if (hint) throw new ImageError(`Building ${values.tag ?? dir} failed.${hint}`);
+    throw err;
   } finally {
     npmrc.remove();
   }

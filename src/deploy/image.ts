@@ -353,15 +353,17 @@ async function workingContainers(tool: ContainerTool): Promise<string[]> {
   return listed.stdout.split("\n").filter((name) => /-working-container(-\d+)?$/.test(name));
 }
 
-/** A base image that could not be pulled: name the way to build without Docker Hub. */
-function baseHint(err: unknown, base: string): string {
+/** A runtime or node base image that could not be pulled: name the way to build without Docker Hub. */
+export function baseHint(err: unknown, base: string): string {
   const text = err instanceof ContainerToolError ? err.output : String(err);
   const pull =
     /creating build container|initializing source|pulling image|short-name|manifest unknown|not found in|reading manifest|unable to pull|error pulling/i;
   if (!pull.test(text)) return "";
   if (Object.values(RUNTIME_IMAGES).some((name) => sameImage(name, base))) {
-    return `\n  The base image ${base} is not in this machine's storage: build it with \`flash image base\` (add --standin on a host without Docker Hub).`;
+    return `\n  The base image ${base} is not in this machine's storage: build it with \`npx flash image base\` (add --standin on a host without Docker Hub).`;
   }
+  // Only a node base has the stand-in as a way out; another image's pull error speaks for itself.
+  if (!/(^|\/)node:/.test(base)) return "";
   return `\n  The base image ${base} could not be pulled. On a host without Docker Hub, \`flash image base --standin\` builds the runtime images on a local stand-in for node:24-bookworm-slim (Debian bookworm + this machine's node), or set FLASH_NODE_BASE_IMAGE to a node image you have.`;
 }
 
@@ -406,7 +408,7 @@ async function inspectImage(tool: ContainerTool, image: string): Promise<{ diges
 }
 
 /** The last FROM of a Dockerfile (the image it ends up on), without a build stage name. */
-function fromOf(text: string): string | undefined {
+export function fromOf(text: string): string | undefined {
   const froms = [...text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)/gim)].map((m) => m[1]!);
   return froms.at(-1);
 }
