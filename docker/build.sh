@@ -26,6 +26,8 @@
 #   FLASH_STANDIN_NODE   the node binary put in the stand-in base (default: this machine's node); CI passes the
 #                        major the images ship, from npm's `node` package
 # Exit status: 0 when both images built and every smoke test passed.
+# From an installed package (node_modules/flash-worker) use `npx flash image base` instead: this script builds
+# dist/ from the sources first, which only a checkout has (it refuses to run in an installed package).
 # shellcheck disable=SC2016 # the single-quoted bash -c / node -e programs expand their own variables
 set -euo pipefail
 
@@ -67,6 +69,14 @@ die() {
   printf 'build.sh: %s\n' "$*" >&2
   exit 1
 }
+
+# --- an installed package (node_modules/flash-worker) has no sources: `npm run build` there would delete its
+# dist/. Nothing here ever writes inside it; `flash image base` builds the images from an installed package.
+if [[ $tsc == yes && ( $repo == */node_modules/* || ! -f $repo/tsconfig.json ) ]]; then
+  die "$repo is an installed flash-worker package, not a checkout: build the base images with
+  npx flash image base [--cpu|--cuda|--all] [--standin]   (--standin: a local stand-in for node:24-bookworm-slim)
+(this script rebuilds dist/ from the sources, which an installed package does not have)"
+fi
 
 # --- what this machine must have: checked, never installed, so the script is safe on a maintainer's machine.
 missing=()
@@ -174,6 +184,8 @@ if [[ $real_bases == no ]]; then
   npm_dir=$(npm root -g)/npm
   [[ -f $npm_dir/bin/npm-cli.js ]] || die "npm's package directory not found at $npm_dir"
   ctr=$(bh from --pull=never scratch)
+  # A failed step must not leave the working container (a full vfs copy of the rootfs) in a kept storage.
+  trap 'bh rm "$ctr" >/dev/null 2>&1 || true; cleanup' EXIT
   bh add "$ctr" "$cache/bookworm-minbase.tar" / >/dev/null
   # The node image's layout: node in /usr/local/bin, npm as a global package beside it.
   bh copy "$ctr" "$node_bin" /usr/local/bin/node >/dev/null
@@ -182,6 +194,7 @@ if [[ $real_bases == no ]]; then
     'ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx'
   bh config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$ctr"
   bh commit --format docker --rm "$ctr" "$standin" >/dev/null
+  trap cleanup EXIT
   standin_node=$("$node_bin" --version)
   echo "stand-in: Debian bookworm minbase + node $standin_node + npm $(npm --version)"
   step_done "stand-in base image"

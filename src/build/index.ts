@@ -43,6 +43,8 @@ export interface BuildOptions {
   target?: TargetPlatform;
   /** The npm command that installs them (default: `npm` on PATH). */
   npm?: string;
+  /** Install them into the artifact (default true); a project Dockerfile installs its own. */
+  installDependencies?: boolean;
   log?: Logger;
 }
 
@@ -94,11 +96,14 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     endpoints.flatMap((e) => e.dependencies),
     log,
   );
-  const installed = await installDependencies(root, workDir, specs, {
-    target: options.target ?? WORKER_PLATFORM,
-    ...(log ? { log } : {}),
-    ...(options.npm ? { npm: options.npm } : {}),
-  });
+  const installed =
+    options.installDependencies === false
+      ? undefined
+      : await installDependencies(root, workDir, specs, {
+          target: options.target ?? WORKER_PLATFORM,
+          ...(log ? { log } : {}),
+          ...(options.npm ? { npm: options.npm } : {}),
+        });
   const packages = installed ? shippedPackages(root, installed) : {};
 
   const manifest: Manifest = {

@@ -2,23 +2,37 @@
 // keeps the Docker format (HEALTHCHECK survives) under chroot isolation, and run starts the image's ENTRYPOINT
 // and CMD and passes Ctrl-C and SIGTERM to every process of the container; podman and docker run as they are.
 import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../config/index.js";
 import {
   type ContainerTool,
   findContainerTool,
   imageCommand,
+  NoContainerToolError,
   runTool,
   toolArgv,
 } from "../containers/tool.js";
+import {
+  baseHint,
+  buildRuntimeImage,
+  fromOf,
+  ImageError,
+  imageExists,
+  PACKAGE_ROOT,
+  RUNTIME_IMAGES,
+  runtimeDockerfile,
+  STANDIN_IMAGE,
+} from "../deploy/image.js";
+import { npmrcSecret } from "../deploy/npmrc.js";
 import { containerEntry } from "../platform/workers/terminate.js";
 import { containerOptions } from "./local-platform.js";
 import type { CommandSpec } from "./options.js";
 
 export const spec: CommandSpec = {
   name: "image",
-  args: "build [DIR] | run IMAGE [ARG...]",
+  args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--standin]",
   summary: "docker build / docker run with buildah (or podman, docker): ENTRYPOINT, CMD and signals kept",
   options: [
     { flag: "--tag", short: "t", value: "TAG", help: "build: the image's name" },
@@ -29,16 +43,31 @@ export const spec: CommandSpec = {
       value: "KEY=VALUE",
       help: "run: an environment variable (KEY alone: this one's)",
     },
+    { flag: "--cpu", help: "base: build flash-worker:cpu only (default: both)" },
+    { flag: "--cuda", help: "base: build flash-worker:cuda only" },
+    { flag: "--all", help: "base: build both (the default)" },
+    {
+      flag: "--standin",
+      help: "base: on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
+    },
   ],
 };
 
 const USAGE = [
   "usage: flash image build [-t TAG] [-f Dockerfile] [DIR]",
   "       flash image run [-e KEY=VALUE | -e KEY]... IMAGE [ARG...]",
+  "       flash image base [--cpu | --cuda | --all] [--standin]",
   "",
   "  build  as docker build: buildah bud --format docker --isolation chroot (podman/docker build elsewhere)",
   "  run    as docker run: the image's ENTRYPOINT with ARGs or its CMD, on this machine's network; Ctrl-C and",
   "         SIGTERM reach the container's processes, and the working container is removed at the end",
+  "  base   builds the runtime images flash-worker:cpu and flash-worker:cuda (FROM in your Dockerfile) from this",
+  "         package's Dockerfile.cpu/.gpu into the local storage; on node:24-bookworm-slim from Docker Hub, or",
+  "         FLASH_NODE_BASE_IMAGE, or with --standin on a Debian bookworm rootfs (debootstrap, cached in",
+  "         FLASH_IMAGE_CACHE) plus this machine's node and npm, for hosts without Docker Hub (needs buildah, root)",
+  "",
+  "build passes this machine's npm registry, CA and proxy as the build secret npmrc:",
+  "  RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --omit=dev",
   "",
   "FLASH_CONTAINER_TOOL picks buildah, podman or docker; FLASH_CONTAINER_STORAGE gives buildah/podman a vfs",
   "storage folder of their own.",
@@ -52,12 +81,17 @@ export async function run(args: string[]): Promise<number> {
   try {
     if (sub === "build") return await build(rest);
     if (sub === "run") return await runImage(rest);
+    if (sub === "base") return await base(rest);
     if (sub === "--help" || sub === "-h" || sub === "help") {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
     throw new UsageError(sub ? `unknown subcommand "${sub}"` : "missing subcommand");
   } catch (err) {
+    if (err instanceof ImageError || err instanceof NoContainerToolError) {
+      process.stderr.write(`flash image: ${err.message}\n`);
+      return 1;
+    }
     if (
       err instanceof UsageError ||
       err instanceof ConfigError ||
@@ -88,9 +122,101 @@ async function build(args: string[]): Promise<number> {
   if (t.name !== "docker") argv.push("--format", "docker", "--isolation", "chroot");
   if (values.file) argv.push("-f", resolve(values.file));
   if (values.tag) argv.push("-t", values.tag);
-  argv.push(dir);
-  await runTool(t, argv, { onLine: (line) => process.stdout.write(`${line}\n`) });
+  // The Dockerfile's `RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci` sees npm's setup here.
+  const npmrc = npmrcSecret(dir);
+  argv.push(...npmrc.args, dir);
+  try {
+    await runTool(t, argv, { onLine: (line) => process.stdout.write(`${line}\n`) });
+  } catch (err) {
+    // FROM flash-worker:cpu before the base images were built here: say how to build them.
+    const file = values.file ? resolve(values.file) : join(dir, "Dockerfile");
+    const base = existsSync(file) ? fromOf(readFileSync(file, "utf8")) : undefined;
+    const hint = base ? baseHint(err, base) : "";
+    if (hint) throw new ImageError(`Building ${values.tag ?? dir} failed.${hint}`);
+    throw err;
+  } finally {
+    npmrc.remove();
+  }
   return 0;
+}
+
+async function base(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      cpu: { type: "boolean" },
+      cuda: { type: "boolean" },
+      all: { type: "boolean" },
+      standin: { type: "boolean" },
+    },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected ${positionals.join(" ")}`);
+  const kinds: ("cpu" | "cuda")[] =
+    values.cpu && !values.cuda && !values.all
+      ? ["cpu"]
+      : values.cuda && !values.cpu && !values.all
+        ? ["cuda"]
+        : ["cpu", "cuda"];
+  const { config } = parseConfig([], process.env);
+  const t = findContainerTool(containerOptions(config));
+  const show = (line: string) => process.stdout.write(`${line}\n`);
+  const nodeBase = values.standin ? await standinBase(t, config.containerStorage) : config.nodeBaseImage;
+  for (const kind of kinds) {
+    show(
+      `Building ${RUNTIME_IMAGES[kind]} from ${runtimeDockerfile(kind)} on ${nodeBase ?? "node:24-bookworm-slim"}`,
+    );
+    const image = await buildRuntimeImage({
+      tool: t,
+      kind,
+      show,
+      ...(nodeBase ? { nodeBaseImage: nodeBase } : {}),
+    });
+    show(`✓ ${image} (FROM flash-worker:${kind} in your Dockerfile)`);
+  }
+  return 0;
+}
+
+/**
+ * The stand-in node base in the tool's storage, made by the package's docker/build.sh --standin-only when it is
+ * not there yet: in FLASH_CONTAINER_STORAGE directly, else in a scratch storage copied into the default one.
+ */
+async function standinBase(t: ContainerTool, storage: string | undefined): Promise<string> {
+  if (await imageExists(t, STANDIN_IMAGE)) return STANDIN_IMAGE;
+  if (t.name !== "buildah") {
+    throw new ImageError(
+      `--standin needs buildah (it makes the stand-in with docker/build.sh); found ${t.name}. Install buildah and debootstrap, or set FLASH_NODE_BASE_IMAGE to a node image you have.`,
+    );
+  }
+  const work = storage ?? mkdtempSync(join("/var/tmp", "flash-standin-"));
+  try {
+    const script = join(PACKAGE_ROOT, "docker", "build.sh");
+    const code = await new Promise<number | null>((done) =>
+      spawn("bash", [script, "--standin-only", "--no-tsc"], {
+        stdio: ["ignore", "inherit", "inherit"],
+        env: { ...process.env, FLASH_IMAGE_WORK: work },
+      }).once("close", done),
+    );
+    if (code !== 0)
+      throw new ImageError(
+        `Making the stand-in base with ${script} --standin-only failed (exit ${code}); its output is above.`,
+      );
+    if (storage === undefined) {
+      // The scratch storage and the default one are separate stores: the image crosses through an archive.
+      const scratch = findContainerTool({ tool: "buildah", storage: work });
+      const archive = join(work, "standin.oci.tar");
+      await runTool(scratch, ["push", STANDIN_IMAGE, `oci-archive:${archive}`]);
+      const { stdout } = await runTool(t, ["pull", "--quiet", `oci-archive:${archive}`]);
+      await runTool(t, ["tag", stdout.trim().split("\n").at(-1) ?? "", STANDIN_IMAGE]);
+    }
+  } finally {
+    if (storage === undefined) {
+      await runTool(findContainerTool({ tool: "buildah", storage: work }), ["rm", "--all"]).catch(
+        () => undefined,
+      );
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return STANDIN_IMAGE;
 }
 
 /** Splits `[-e K=V]... IMAGE [ARG...]`: every word after the image belongs to the container, as with docker run. */

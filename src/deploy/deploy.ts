@@ -1,7 +1,8 @@
 // `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
 // endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
 
-import { relative } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
 import {
   buildArtifact,
   checkArtifact,
@@ -71,6 +72,8 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     root: options.root,
     entries: options.entries,
     target: WORKER_PLATFORM,
+    // A project Dockerfile installs the app's dependencies itself: the artifact's install would go unused.
+    installDependencies: !existsSync(join(options.root, "Dockerfile")),
     ...(options.nodeVersion === undefined ? {} : { nodeVersion: options.nodeVersion }),
     log: log.child({ subject: "build" }),
   });

@@ -3,14 +3,16 @@
 // had; then pushed. Every step's output is shown as it comes (builds and pushes take minutes).
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { extract } from "tar";
 import { checkArtifact } from "../build/archive.js";
+import { INSTALL_DIR } from "../build/dependencies.js";
 import { type ContainerTool, ContainerToolError, isLoopbackRegistry, runTool } from "../containers/tool.js";
 import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
+import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
 
 /** The runtime images, as the Dockerfiles and docker/build.sh name them. */
 export const RUNTIME_IMAGES = {
@@ -18,7 +20,7 @@ export const RUNTIME_IMAGES = {
   cuda: "localhost/flash-worker:cuda",
 } as const;
 /** The flash-worker package running this command: its Dockerfile.cpu/.gpu build the runtime images. */
-const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** Tool output lines that mark progress: build steps, commits, layer copies, the manifest write. */
 const PROGRESS =
@@ -97,27 +99,24 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
     base = options.baseImage ?? RUNTIME_IMAGES[options.kind];
     context = join(options.root, ".flash", "image");
     dockerfile = join(options.root, ".flash", "Dockerfile");
-    rmSync(context, { recursive: true, force: true });
-    mkdirSync(context, { recursive: true });
-    // Exactly what `flash build` ships: the sources, the manifest and node_modules.
     checkArtifact(options.artifact, relative(options.root, options.artifact));
-    await extract({ file: options.artifact, cwd: context, strict: true });
-    writeFileSync(dockerfile, generatedDockerfile(base, options.entry));
+    const deps = await generatedContext(options.root, options.artifact, context);
+    writeFileSync(dockerfile, generatedDockerfile(base, options.entry, deps));
     log.info(
-      `Building ${options.image} FROM ${base}: the app as flash build ships it (.flash/artifact.tar.gz)`,
+      `Building ${options.image} FROM ${base}: the app as flash build ships it${deps.lock ? ", its dependencies installed in the image from the lock (npm ci)" : ""}`,
     );
   }
   const runtimeBase = Object.values(RUNTIME_IMAGES).find((name) => sameImage(name, base));
   if (runtimeBase) await ensureRuntimeImage(options, runtimeBase, show);
 
   const tlsVerify = options.tlsVerify ?? !isLoopbackRegistry(options.image);
-  const buildArgs = tool.name === "docker" ? [] : ["--format", "docker", "--isolation", "chroot"];
+  // The host's npm registry, CA and proxy for the Dockerfile's `RUN --mount=type=secret,id=npmrc npm ci`.
+  const npmrc = npmrcSecret(options.root);
   try {
-    await runTool(
+    await bud(
       tool,
       [
-        tool.name === "buildah" ? "bud" : "build",
-        ...buildArgs,
+        ...npmrc.args,
         ...(runtimeBase && tool.name !== "docker" ? ["--pull=never"] : []),
         "-f",
         dockerfile,
@@ -125,10 +124,12 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
         options.image,
         context,
       ],
-      { onLine: show },
+      show,
     );
   } catch (err) {
-    throw new ImageError(`Building ${options.image} failed: ${detail(err)}`);
+    throw new ImageError(`Building ${options.image} failed: ${detail(err)}${baseHint(err, base)}`);
+  } finally {
+    npmrc.remove();
   }
   const buildMs = Date.now() - started;
 
@@ -164,17 +165,91 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   return { image: options.image, digest, bytes: inspected.bytes, ownDockerfile, buildMs, pushMs };
 }
 
-/** The generated Dockerfile: the app in /app, the entry file as the default command. */
-export function generatedDockerfile(base: string, entry: string): string {
+/** What the generated image installs: the lock of `flash build`'s install, and the `file:` packages it names. */
+export interface GeneratedDependencies {
+  /** deps/ holds package.json and package-lock.json. */
+  lock: boolean;
+  /** files/ holds the project's `file:` dependencies, at their paths in the project. */
+  files: boolean;
+}
+
+/**
+ * The generated image's build context in `context`: app/ the artifact's files (its node_modules/ left out: the
+ * image installs its own), deps/ the lock `flash build` installed from, files/ the `file:` packages it names.
+ */
+export async function generatedContext(
+  root: string,
+  artifact: string,
+  context: string,
+): Promise<GeneratedDependencies> {
+  rmSync(context, { recursive: true, force: true });
+  mkdirSync(join(context, "app"), { recursive: true });
+  await extract({
+    file: artifact,
+    cwd: join(context, "app"),
+    strict: true,
+    filter: (path) => !/^(\.\/)?node_modules(\/|$)/.test(path),
+  });
+  const install = join(root, ".flash", INSTALL_DIR);
+  if (!existsSync(join(install, "package-lock.json"))) return { lock: false, files: false };
+  // Specs were made absolute for the install on this host; in the image the project is /app, and the install
+  // runs in /app/.flash/.build as here, so they become relative to it.
+  const prefix = `file:${resolve(root)}/`;
+  const local: string[] = [];
+  const rewrite = (text: string) =>
+    text.replace(/"file:([^"]+)"/g, (whole, path: string) => {
+      if (!isAbsolute(path)) return whole;
+      if (!`file:${path}`.startsWith(prefix)) {
+        throw new ImageError(
+          `The dependency ${JSON.stringify(`file:${path}`)} is outside the project ${root}, so the image cannot install it: keep the package inside the project (e.g. vendor/) and install it from there.`,
+        );
+      }
+      const rel = relative(root, path);
+      local.push(rel);
+      return JSON.stringify(`file:../../${rel.split(sep).join("/")}`);
+    });
+  mkdirSync(join(context, "deps"));
+  for (const file of ["package.json", "package-lock.json"]) {
+    writeFileSync(join(context, "deps", file), rewrite(readFileSync(join(install, file), "utf8")));
+  }
+  for (const rel of new Set(local)) {
+    cpSync(join(root, rel), join(context, "files", rel), { recursive: true });
+  }
+  return { lock: true, files: local.length > 0 };
+}
+
+/**
+ * The generated Dockerfile: the app's dependencies installed from the lock with `npm ci` (the host's npm setup
+ * as the `npmrc` build secret), then the app in /app, the entry file as the default command. The install's
+ * node_modules stays where npm put it (relative links inside hold) and /app/node_modules points at it.
+ */
+export function generatedDockerfile(
+  base: string,
+  entry: string,
+  deps: GeneratedDependencies = { lock: false, files: false },
+): string {
+  const install = deps.lock
+    ? [
+        "COPY deps/ /app/.flash/.build/",
+        ...(deps.files ? ["COPY files/ /app/"] : []),
+        `RUN --mount=type=secret,id=${NPMRC_SECRET},target=/root/.npmrc cd /app/.flash/.build && \\`,
+        "    npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn && \\",
+        "    rm -rf /tmp/npm-cache /root/.npm && ln -s .flash/.build/node_modules /app/node_modules",
+      ]
+    : [];
   return [
     "# Generated by flash deploy: the app as `flash build` ships it, on the flash-worker runtime image.",
     `FROM ${base}`,
     "WORKDIR /app",
-    "COPY . /app/",
+    ...install,
+    "COPY app/ /app/",
     `CMD ${JSON.stringify([entry])}`,
     "",
   ].join("\n");
 }
+
+/** The stand-in for the Dockerfiles' `node:24-bookworm-slim` that docker/build.sh makes (Debian + this node). */
+export const STANDIN_IMAGE = "localhost/flash-standin:bookworm";
 
 /** The runtime image in local storage, else pulled, else built from the package's own Dockerfile. */
 async function ensureRuntimeImage(
@@ -190,42 +265,108 @@ async function ensureRuntimeImage(
   } catch {
     // Not published anywhere reachable: built below.
   }
-  const kind = image.endsWith(":cuda") ? "gpu" : "cpu";
-  const dockerfile = join(PACKAGE_ROOT, `Dockerfile.${kind}`);
+  const kind = image.endsWith(":cuda") ? "cuda" : "cpu";
+  log.info(
+    `The runtime image ${image} is in neither local storage nor a reachable registry: building it first from ${runtimeDockerfile(kind)}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
+  );
+  await buildRuntimeImage({
+    tool,
+    kind,
+    show,
+    ...(options.nodeBaseImage ? { nodeBaseImage: options.nodeBaseImage } : {}),
+  });
+}
+
+/** The package's Dockerfile for a runtime image. */
+export function runtimeDockerfile(kind: "cpu" | "cuda"): string {
+  return join(PACKAGE_ROOT, kind === "cuda" ? "Dockerfile.gpu" : "Dockerfile.cpu");
+}
+
+export interface RuntimeBuild {
+  tool: ContainerTool;
+  kind: "cpu" | "cuda";
+  /** The Dockerfiles' BASE (and NODE_IMAGE for the GPU image); default node:24-bookworm-slim from Docker Hub. */
+  nodeBaseImage?: string;
+  show: (line: string) => void;
+}
+
+/**
+ * Builds flash-worker:cpu or :cuda from this package's Dockerfile, with the package folder as the context:
+ * it reads dist/ and docker/ there and writes nothing (the GPU/CPU Dockerfiles need no `npm run build`).
+ */
+export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
+  const { tool, kind, nodeBaseImage } = build;
+  const image = RUNTIME_IMAGES[kind];
+  const dockerfile = runtimeDockerfile(kind);
   if (!existsSync(dockerfile) || !existsSync(join(PACKAGE_ROOT, "dist", "cli", "main.js"))) {
     throw new ImageError(
-      `The runtime image ${image} is not in local storage or a reachable registry, and this flash-worker (${PACKAGE_ROOT}) has no Dockerfile.${kind} and dist/ to build it from. Build it from a flash-worker checkout (docker/build.sh), or pass --base-image.`,
+      `The runtime image ${image} cannot be built: this flash-worker (${PACKAGE_ROOT}) has no ${basename(dockerfile)} and dist/ to build it from. Reinstall the package (npm ci), or pass --base-image.`,
     );
   }
   const args: string[] = [];
   // npm in the build trusts what npm here trusts (a proxy's CA), as a build secret that stays out of the image.
   const ca = npmCaFile();
   if (ca) args.push("--secret", `id=npm_ca,src=${ca}`);
-  if (options.nodeBaseImage) {
-    args.push("--build-arg", `BASE=${options.nodeBaseImage}`);
-    if (kind === "gpu") args.push("--build-arg", `NODE_IMAGE=${options.nodeBaseImage}`);
+  if (nodeBaseImage) {
+    args.push("--build-arg", `BASE=${nodeBaseImage}`);
+    if (kind === "cuda") args.push("--build-arg", `NODE_IMAGE=${nodeBaseImage}`);
   }
-  log.info(
-    `The runtime image ${image} is in neither local storage nor a reachable registry: building it first from ${dockerfile}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
-  );
+  try {
+    await bud(tool, [...args, "-f", dockerfile, "-t", image, PACKAGE_ROOT], build.show);
+  } catch (err) {
+    throw new ImageError(
+      `Building the runtime image ${image} from ${dockerfile} failed: ${detail(err)}${baseHint(err, nodeBaseImage ?? "node:24-bookworm-slim")}`,
+    );
+  }
+  return image;
+}
+
+/**
+ * `docker build` with the tool: Docker format keeps HEALTHCHECK (OCI has none), chroot isolation runs RUN steps
+ * without a runtime. A failed build leaves no working container behind (under vfs each is a full copy).
+ */
+async function bud(tool: ContainerTool, args: string[], show: (line: string) => void): Promise<void> {
+  if (tool.name === "docker") {
+    await runTool(tool, ["build", ...args], { onLine: show });
+    return;
+  }
+  const before = new Set(await workingContainers(tool));
   try {
     await runTool(
       tool,
-      [
-        tool.name === "buildah" ? "bud" : "build",
-        ...(tool.name === "docker" ? [] : ["--format", "docker", "--isolation", "chroot"]),
-        ...args,
-        "-f",
-        dockerfile,
-        "-t",
-        image,
-        PACKAGE_ROOT,
-      ],
-      { onLine: show },
+      [tool.name === "buildah" ? "bud" : "build", "--format", "docker", "--isolation", "chroot", ...args],
+      {
+        onLine: show,
+      },
     );
   } catch (err) {
-    throw new ImageError(`Building the runtime image ${image} from ${dockerfile} failed: ${detail(err)}`);
+    const left = (await workingContainers(tool)).filter((name) => !before.has(name));
+    if (left.length > 0) await runTool(tool, ["rm", ...left]).catch(() => undefined);
+    throw err;
   }
+}
+
+/** The build containers in the tool's storage (`<image>-working-container[-N]`; workers have names of their own). */
+async function workingContainers(tool: ContainerTool): Promise<string[]> {
+  if (tool.name !== "buildah") return [];
+  const listed = await runTool(tool, ["containers", "--format", "{{.ContainerName}}"]).catch(() => ({
+    stdout: "",
+  }));
+  return listed.stdout.split("\n").filter((name) => /-working-container(-\d+)?$/.test(name));
+}
+
+/** A runtime or node base image that could not be pulled: name the way to build without Docker Hub. */
+export function baseHint(err: unknown, base: string): string {
+  const text = err instanceof ContainerToolError ? err.output : String(err);
+  const pull =
+    /creating build container|initializing source|pulling image|short-name|manifest unknown|not found in|reading manifest|unable to pull|error pulling/i;
+  if (!pull.test(text)) return "";
+  if (Object.values(RUNTIME_IMAGES).some((name) => sameImage(name, base))) {
+    return `\n  The base image ${base} is not in this machine's storage: build it with \`npx flash image base\` (add --standin on a host without Docker Hub).`;
+  }
+  // Only a node base has the stand-in as a way out; another image's pull error speaks for itself.
+  if (!/(^|\/)node:/.test(base)) return "";
+  return `\n  The base image ${base} could not be pulled. On a host without Docker Hub, \`flash image base --standin\` builds the runtime images on a local stand-in for node:24-bookworm-slim (Debian bookworm + this machine's node), or set FLASH_NODE_BASE_IMAGE to a node image you have.`;
 }
 
 /** NODE_EXTRA_CA_CERTS, else npm's cafile setting, when it names a file. */
@@ -237,7 +378,8 @@ function npmCaFile(): string | undefined {
   return file && file !== "null" && file !== "undefined" && existsSync(file) ? file : undefined;
 }
 
-async function imageExists(tool: ContainerTool, image: string): Promise<boolean> {
+/** Whether `image` is in the tool's local storage. */
+export async function imageExists(tool: ContainerTool, image: string): Promise<boolean> {
   try {
     await runTool(
       tool,
@@ -268,7 +410,7 @@ async function inspectImage(tool: ContainerTool, image: string): Promise<{ diges
 }
 
 /** The last FROM of a Dockerfile (the image it ends up on), without a build stage name. */
-function fromOf(text: string): string | undefined {
+export function fromOf(text: string): string | undefined {
   const froms = [...text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)/gim)].map((m) => m[1]!);
   return froms.at(-1);
 }

@@ -4,7 +4,7 @@
 // containers; then a redeploy (PATCH, a new image) and undeploy. Needs root, buildah and docker-registry
 // (scripts/test-deps.sh); skipped, saying why, without them. The runtime image is built once on a debootstrap
 // stand-in and kept in FLASH_DEPLOY_TEST_STORAGE (default /var/tmp/flash-deploy-storage) for later runs.
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   mkdirSync,
@@ -24,6 +24,7 @@ import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
 import { flash, flashRun, freePort, ROOT } from "../process.js";
+import { startRegistry } from "./registry.js";
 
 const KEY = "e2e-deploy-key";
 const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
@@ -53,49 +54,6 @@ const buildah = (args: string[]) =>
     ],
     { encoding: "utf8" },
   );
-
-/** A registry on a free loopback port with its own store; `readonly` refuses pushes. */
-async function startRegistry(readonly = false): Promise<{ url: string; host: string; stop(): void }> {
-  const dir = mkdtempSync(join(tmpdir(), "flash-registry-"));
-  const port = await freePort();
-  writeFileSync(
-    join(dir, "config.yml"),
-    [
-      "version: 0.1",
-      "log:",
-      "  level: warn",
-      "storage:",
-      "  filesystem:",
-      `    rootdirectory: ${join(dir, "data")}`,
-      ...(readonly ? ["  maintenance:", "    readonly:", "      enabled: true"] : []),
-      "http:",
-      `  addr: 127.0.0.1:${port}`,
-      "",
-    ].join("\n"),
-  );
-  const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], {
-    stdio: "ignore",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    if (
-      await fetch(`${url}/v2/`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url,
-    host: `127.0.0.1:${port}`,
-    stop() {
-      child.kill();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** The console's worker-log view as the page first gets it: the backlog event of /console/api/logs/events. */
 async function consoleBacklog(url: string, token: string): Promise<string> {
@@ -167,7 +125,13 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     project = makeProject({});
     mkdirSync(join(project.dir, "echo"));
     mkdirSync(join(project.dir, "lb"));
-    copyFileSync(join(ROOT, "examples/echo/handler.ts"), join(project.dir, "echo/handler.ts"));
+    // echo needs its dependency at start (a worker without it crash-loops), and the README's .dockerignore
+    // keeps the host's node_modules out: the image installs its own.
+    writeFileSync(
+      join(project.dir, "echo/handler.ts"),
+      `import "shout";\n${readFileSync(join(ROOT, "examples/echo/handler.ts"), "utf8")}`,
+    );
+    project.write(".dockerignore", "node_modules\n.flash\n.env\n");
     copyFileSync(join(ROOT, "examples/load-balanced/handler.ts"), join(project.dir, "lb/handler.ts"));
     // Deploy proves each release with the app's test input (both endpoints scale to zero).
     copyFileSync(join(ROOT, "examples/echo/test_input.json"), join(project.dir, "echo/test_input.json"));
@@ -257,10 +221,12 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     // The curl sends the test input, not an empty one.
     expect(first.stdout).toContain(`-d '{"input":{"name":"flash","message":"hello"}}'`);
     expect(first.stdout).toMatch(/curl -X POST '\S+\/echo' .* -d '\{"prompt":"hello","n":1\}'/);
-    expect(first.stderr).toMatch(/\| INFO \| image \| STEP \d\/4: COPY \. \/app\//);
+    expect(first.stderr).toMatch(/\| INFO \| image \| STEP \d\/\d: RUN --mount=type=secret,id=npmrc/);
+    expect(first.stderr).toMatch(/\| INFO \| image \| STEP \d\/\d: COPY app\/ \/app\//);
     expect(first.stderr).toMatch(/\| INFO \| image \| Copying blob sha256:/);
 
-    // The pushed image, read back over the registry API: its top layer is the app as flash build ships it.
+    // The pushed image, read back over the registry API: its top layer (buildah commits a build as one) is the
+    // app as flash build ships it and its dependencies as npm ci installed them in the image from the lock.
     const accept =
       "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json";
     const manifest = (await (
@@ -274,14 +240,12 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
     writeFileSync(layerFile, blob);
     const entries: string[] = [];
     await list({ file: layerFile, onReadEntry: (entry) => entries.push(entry.path) });
-    for (const path of [
-      "app/echo/handler.ts",
-      "app/lb/handler.ts",
-      "app/flash_manifest.json",
-      "app/node_modules/shout/index.js",
-    ]) {
+    for (const path of ["app/echo/handler.ts", "app/lb/handler.ts", "app/flash_manifest.json"]) {
       expect(entries).toContain(path);
     }
+    expect(entries).toContain("app/.flash/.build/node_modules/shout/index.js");
+    expect(entries).toContain("app/node_modules");
+    expect(entries.filter((path) => path.startsWith("app/node_modules/"))).toEqual([]);
 
     const { endpoints } = deployed();
     const echo = endpoints.echo!;
