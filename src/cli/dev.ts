@@ -1,7 +1,7 @@
 // `flash dev`: the local platform with workers running each handler file, restarted when a source changes.
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative } from "node:path";
-import { createLogger, type Logger } from "../log/index.js";
+import { type Logger, openLogger } from "../log/index.js";
 import { curlCommand, type EndpointInit, type Platform, startPlatform } from "../platform/index.js";
 import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
@@ -94,7 +94,11 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const { config } = parsed;
-  const log = createLogger({ level: config.logLevel, json: config.logJson });
+  const log = await openLogger({
+    level: config.logLevel,
+    json: config.logJson,
+    ...(config.logFormat ? { format: config.logFormat } : {}),
+  });
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
