@@ -48,7 +48,7 @@ export {
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
-export type { Logger, LogLevel } from "./log/index.js";
+export { type Logger, type LogLevel, pinoLogger } from "./log/index.js";
 export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
 export type {

@@ -1,7 +1,7 @@
 // `flash dev`: the local platform with workers running each handler file, restarted when its module graph changes.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { createLogger } from "../log/index.js";
+import { openLogger } from "../log/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
 import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
@@ -70,7 +70,11 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const { config } = parsed;
-  const log = createLogger({ level: config.logLevel, json: config.logJson });
+  const log = await openLogger({
+    level: config.logLevel,
+    json: config.logJson,
+    ...(config.logFormat ? { format: config.logFormat } : {}),
+  });
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {

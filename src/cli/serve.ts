@@ -1,6 +1,6 @@
 // `flash serve`: the local platform alone, for workers started elsewhere that point their env at it.
 import { ConfigError } from "../config/index.js";
-import { createLogger } from "../log/index.js";
+import { openLogger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
 import {
   closeOnSignal,
@@ -33,7 +33,11 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const ids = parsed.positional.length > 0 ? parsed.positional : ["local"];
-  const log = createLogger({ level: parsed.config.logLevel, json: parsed.config.logJson });
+  const log = await openLogger({
+    level: parsed.config.logLevel,
+    json: parsed.config.logJson,
+    ...(parsed.config.logFormat ? { format: parsed.config.logFormat } : {}),
+  });
   const platform = await startPlatform({
     host: parsed.host,
     port: parsed.port,

@@ -1,6 +1,6 @@
 // The one config parser: every flag and environment variable the runtime and `flash` read, validated.
 import { FlashError } from "../errors.js";
-import { addSecret, type LogLevel } from "../log/index.js";
+import { addSecret, type LogFormat, type LogLevel } from "../log/index.js";
 
 /** The one error type for bad flags and environment variables; the message names the source. */
 export class ConfigError extends FlashError {
@@ -17,8 +17,10 @@ export interface Config {
   /** --timeout: how long the one-shot test waits for its job (default: the execution timeout). */
   timeoutMs?: number;
   logLevel: LogLevel;
-  /** JSON log lines, as on the platform (RUNPOD_ENDPOINT_ID is set). */
+  /** JSON log lines, as on the platform (RUNPOD_ENDPOINT_ID is set and LOG_FORMAT is not). */
   logJson: boolean;
+  /** LOG_FORMAT / --log-format; "json" writes pino's JSON records everywhere, on the platform too. */
+  logFormat?: LogFormat;
   serveApi: boolean;
   /** --serve-api with its worker on the worker protocol over loopback, instead of in this process. */
   serveApiLoopback: boolean;
@@ -157,6 +159,12 @@ function parseLevel(raw: string, source: string): LogLevel {
   return level;
 }
 
+function parseFormat(raw: string, source: string): LogFormat {
+  const format = raw.trim().toLowerCase();
+  if (format === "text" || format === "json") return format;
+  throw new ConfigError(`Invalid log format "${raw}" in ${source}: expected text or json`);
+}
+
 function integer(min: number, max: number) {
   return (raw: string, source: string): number => {
     const value = Number(raw);
@@ -257,6 +265,7 @@ export const OPTIONS = {
     env: ["LOG_LEVEL", "RUNPOD_LOG_LEVEL", "RUNPOD_DEBUG_LEVEL"],
     parse: parseLevel,
   },
+  logFormat: { flags: ["--log-format"], env: ["LOG_FORMAT"], parse: parseFormat },
   serveApi: { flags: ["--rp_serve_api", "--serve-api"], env: [], boolean: true, parse: flag },
   serveApiLoopback: { flags: ["--serve-api-loopback"], env: [], boolean: true, parse: flag },
   apiHost: { flags: ["--rp_api_host", "--api-host"], env: [], parse: text },
@@ -356,11 +365,14 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
   const pick = <K extends OptionName>(name: K): Parsed[K] => pickOption(name, fromFlags, env);
 
   const podId = env.RUNPOD_POD_ID;
+  const logFormat = pick("logFormat");
   const config: Config = {
     testInput: pick("testInput"),
     timeoutMs: pick("timeout"),
     logLevel: pick("logLevel") ?? "INFO",
-    logJson: Boolean(env.RUNPOD_ENDPOINT_ID),
+    // An explicit LOG_FORMAT wins over the platform's JSON lines (json's records carry their keys too).
+    logJson: Boolean(env.RUNPOD_ENDPOINT_ID) && logFormat === undefined,
+    logFormat,
     serveApi: pick("serveApi") ?? false,
     serveApiLoopback: pick("serveApiLoopback") ?? false,
     apiHost: pick("apiHost") ?? "localhost",

@@ -1,6 +1,7 @@
-// The one logger: runpod-python's levels and line formats (text for people, JSON lines for the platform).
-// Not pino: it writes only its own JSON records (these lines were pino's JSON parsed back and reshaped), and its
-// import costs ~8.6 MB of RSS and ~16 ms of start on Node 20, an eighth of an idle worker (docs/design.md §4).
+// The one logger: runpod-python's levels and line formats (text for people, JSON lines for the platform), and
+// LOG_FORMAT=json's pino records (log/json.ts). Not pino by default: its import costs ~8.6 MB of RSS and ~16 ms
+// of start on Node 20, an eighth of an idle worker (docs/design.md §4), so it is loaded only for LOG_FORMAT=json.
+import type { Logger as PinoLogger } from "pino";
 
 import { redact } from "./redact.js";
 import { stdoutLines } from "./stdout.js";
@@ -8,6 +9,10 @@ import { stdoutLines } from "./stdout.js";
 export { describeError } from "./describe.js";
 export { addSecret, redact } from "./redact.js";
 export { flushLog } from "./stdout.js";
+export { activeTraceId, setTraceIdSource } from "./trace.js";
+
+/** LOG_FORMAT: runpod-python's text lines (the default), or one JSON object per line written by pino. */
+export type LogFormat = "text" | "json";
 
 /** The levels users name in LOG_LEVEL; "SILENT" turns logging off (runpod-python's NOTSET). */
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR" | "SILENT";
@@ -34,6 +39,8 @@ export interface LoggerOptions {
   level: LogLevel;
   /** JSON lines for the platform's log collector (set when RUNPOD_ENDPOINT_ID is present). */
   json: boolean;
+  /** "json": pino's JSON records (LOG_FORMAT=json), which replace both the text and the platform's lines. */
+  format?: LogFormat;
   /** Where lines go; stdout by default, like runpod-python (gathered per turn of the event loop: log/stdout.ts). */
   destination?: { write(line: string): unknown };
 }
@@ -132,4 +139,25 @@ class LineLogger implements Logger {
 
 export function createLogger(options: LoggerOptions): Logger {
   return new LineLogger(options.destination ?? stdoutLines, options.json, options.level, {});
+}
+
+/** The pino logger behind a Logger in LOG_FORMAT=json (a symbol shared by every copy of this package). */
+export const PINO: unique symbol = Symbol.for("flash-worker.pino");
+
+/**
+ * The process's logger: pino's JSON lines when `format` is "json" (pino is imported only then), else the
+ * text or platform lines of createLogger().
+ */
+export async function openLogger(options: LoggerOptions): Promise<Logger> {
+  if (options.format !== "json") return createLogger(options);
+  const { createJsonLogger } = await import("./json.js");
+  return createJsonLogger(options);
+}
+
+/**
+ * The pino logger behind `log` (e.g. a handler's `job.log`, a child bound to the job's id) when the worker runs
+ * with LOG_FORMAT=json; undefined with the default text lines, where pino is not loaded.
+ */
+export function pinoLogger(log: Logger): PinoLogger | undefined {
+  return (log as { [PINO]?: PinoLogger })[PINO];
 }

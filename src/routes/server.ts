@@ -7,8 +7,10 @@ import Fastify, {
 } from "fastify";
 import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
+import { PROMETHEUS_CONTENT_TYPE } from "../http/prometheus.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
+import { claimsPath, METRICS_PATH, RouteMetrics } from "./metrics.js";
 import { pathMatcher } from "./rules.js";
 
 /** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
@@ -214,6 +216,25 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
 
   for (const route of endpoint.routes)
     app.route({ method: route.method, url: route.path, handler: routeHandler(route) });
+
+  // Every answer counted, /ping's and refusals' too; /metrics itself only where no user route claims the path.
+  const metrics = new RouteMetrics();
+  app.addHook("onResponse", (request, reply, done) => {
+    metrics.observe(
+      request.method,
+      request.routeOptions.url ?? "",
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+  if (endpoint.routes.some((route) => claimsPath(route.path, METRICS_PATH))) {
+    log.debug(`${METRICS_PATH} is a route of this endpoint: the worker's metrics are not served`);
+  } else {
+    app.get(METRICS_PATH, (_request, reply) =>
+      reply.type(PROMETHEUS_CONTENT_TYPE).send(metrics.text(inFlight)),
+    );
+  }
 
   if (log.level === "DEBUG" || log.level === "TRACE") {
     app.addHook("onResponse", async (request, reply) => {

@@ -48,6 +48,7 @@ export async function serveApi(
   const worker = parseConfig([], platform.workerEnv(ENDPOINT_ID, WORKER_ID)).config;
   worker.logLevel = config.logLevel;
   worker.logJson = config.logJson;
+  worker.logFormat = config.logFormat;
   worker.gracePeriodMs = config.gracePeriodMs;
   process.stdout.write(
     [

@@ -3,7 +3,7 @@ import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, onShutdownSignal, stopWithParent } from "../lifecycle.js";
-import { createLogger, flushLog, type Logger } from "../log/index.js";
+import { flushLog, type Logger, openLogger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
@@ -94,15 +94,19 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
     app.kind === "endpoint" ? testing : !config.serveApi && (testing || !config.platform.getJobUrl);
   // The one-shot test's stdout carries the result body alone; its logs (and the handler's output) go to stderr.
   const print = oneShot ? resultOnStdout() : undefined;
-  const log = createLogger({
+  const log = await openLogger({
     level: config.logLevel,
     json: config.logJson,
+    ...(config.logFormat ? { format: config.logFormat } : {}),
     ...(oneShot ? { destination: process.stderr } : {}),
   });
   // Stray errors are logged and survived in every mode, the one-shot test included.
-  guardProcess(log);
+  guardProcess(log.child({ subject: "flash-worker" }));
   stopWithParent(env);
-  process.stdout.write(`--- Starting Serverless Worker |  Version ${VERSION} ---\n`);
+  const banner = `--- Starting Serverless Worker |  Version ${VERSION} ---`;
+  // With LOG_FORMAT=json the banner is a record like every other line.
+  if (config.logFormat === "json") log.child({ subject: "flash-worker" }).info(banner);
+  else process.stdout.write(`${banner}\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());
   if (app.kind === "endpoint") {

@@ -2,7 +2,7 @@
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { describeError } from "../log/describe.js";
-import { createLogger } from "../log/index.js";
+import { openLogger } from "../log/index.js";
 import { createPlatformClient } from "./client.js";
 import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
 import { JobBoard } from "./job-board.js";
@@ -10,19 +10,22 @@ import { JobBoard } from "./job-board.js";
 const { config, intervalMs, board: shared } = workerData as HeartbeatData;
 let board = new JobBoard(shared);
 // Written straight to fd 1: the thread's process.stdout is relayed through the main thread, which may be busy.
-const log = createLogger({
-  level: config.logLevel,
-  json: config.logJson,
-  destination: {
-    write: (line: string) => {
-      try {
-        writeSync(1, line);
-      } catch {
-        // stdout closed (EPIPE): pings matter more than their log lines.
-      }
+const log = (
+  await openLogger({
+    level: config.logLevel,
+    json: config.logJson,
+    ...(config.logFormat ? { format: config.logFormat } : {}),
+    destination: {
+      write: (line: string) => {
+        try {
+          writeSync(1, line);
+        } catch {
+          // stdout closed (EPIPE): pings matter more than their log lines.
+        }
+      },
     },
-  },
-}).child({ subject: "heartbeat" });
+  })
+).child({ subject: "heartbeat" });
 const client = createPlatformClient({ platform: config.platform, log });
 
 let timer: NodeJS.Timeout | undefined;

@@ -72,12 +72,17 @@ async function throughput(
 }
 
 /** ms from spawning the process to its first job-take arriving; median of several runs. */
-async function startup(args: string[], cpus: string | undefined, runs = 7): Promise<number> {
+async function startup(
+  args: string[],
+  cpus: string | undefined,
+  runs = 7,
+  env: Record<string, string> = {},
+): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const platform = await new BenchPlatform().start();
     const spawned = performance.now();
-    const child = spawnNode(args, platform.env(), { cpus });
+    const child = spawnNode(args, { ...platform.env(), ...env }, { cpus });
     while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 1));
     times.push(platform.firstTakeAt - spawned);
     await stopChild(child);
@@ -123,9 +128,13 @@ async function rounds<const P extends readonly string[][]>(
 }
 
 /** RSS once started and waiting for work (first take + 2 s), then again 2 s after 500 jobs. */
-async function idleRss(args: string[], node?: string): Promise<{ started: number; afterJobs: number }> {
+async function idleRss(
+  args: string[],
+  node?: string,
+  env: Record<string, string> = {},
+): Promise<{ started: number; afterJobs: number }> {
   const platform = await new BenchPlatform().start();
-  const child = spawnNode(args, platform.env(), { node });
+  const child = spawnNode(args, { ...platform.env(), ...env }, { ...(node ? { node } : {}) });
   try {
     while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 2000));
@@ -280,6 +289,28 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
     baseline: { name: "bare fetch loop", value: bareRss.afterJobs },
     target: "<= 1.1× bare loop",
     ok: ourRss.afterJobs <= 1.1 * bareRss.afterJobs,
+  });
+  // LOG_FORMAT=json loads pino (the default never does): its cost, beside the default worker's.
+  const json = { LOG_FORMAT: "json" };
+  const jsonStart = await startup(worker, cpus, 7, json);
+  rows.push({
+    suite: "queue worker",
+    name: "process start → first job-take, LOG_FORMAT=json (pino loaded)",
+    value: jsonStart,
+    unit: "ms",
+    baseline: { name: "default text logs", value: jsStart },
+    target: "<= default + 30 ms",
+    ok: jsonStart <= jsStart + 30,
+  });
+  const jsonRss = await idleRss(worker, undefined, json);
+  rows.push({
+    suite: "queue worker",
+    name: "idle RSS, LOG_FORMAT=json (pino loaded)",
+    value: jsonRss.started,
+    unit: "MB",
+    baseline: { name: "default text logs", value: ourRss.started },
+    target: "<= default + 10 MB",
+    ok: jsonRss.started <= ourRss.started + 10,
   });
   // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
   for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {

@@ -118,8 +118,28 @@ describe("parseConfig: flag > env > default", () => {
     expect(parseConfig([], { RUNPOD_ENDPOINT_ID: "ep" }).config.logJson).toBe(true);
   });
 
+  it("LOG_FORMAT: text or json, any case; an explicit format replaces the platform's JSON lines", () => {
+    expect(parseConfig([], {}).config.logFormat).toBeUndefined();
+    expect(parseConfig([], { LOG_FORMAT: "JSON" }).config).toMatchObject({
+      logFormat: "json",
+      logJson: false,
+    });
+    expect(parseConfig(["--log-format", "text"], { LOG_FORMAT: "json" }).config.logFormat).toBe("text");
+    const platform = { RUNPOD_ENDPOINT_ID: "ep" };
+    expect(parseConfig([], { ...platform, LOG_FORMAT: "json" }).config).toMatchObject({
+      logFormat: "json",
+      logJson: false,
+    });
+    expect(parseConfig([], { ...platform, LOG_FORMAT: "text" }).config.logJson).toBe(false);
+  });
+
   const bad: Array<[string[], Record<string, string>, string]> = [
     [[], { LOG_LEVEL: "LOUD" }, 'Invalid log level "LOUD" in environment variable LOG_LEVEL'],
+    [
+      [],
+      { LOG_FORMAT: "pretty" },
+      'Invalid log format "pretty" in environment variable LOG_FORMAT: expected text or json',
+    ],
     [["--rp_log_level", "x"], {}, 'Invalid log level "x" in flag --rp_log_level'],
     [
       ["--rp_api_port", "http"],

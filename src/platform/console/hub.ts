@@ -9,6 +9,7 @@ import type { LbEndpoints, LbRequest as ProxyRequest } from "../workers/lb-proxy
 import type { WorkerPool } from "../workers/pool.js";
 import { type LogBook, workerFilter } from "./logs.js";
 import { MetricsBook } from "./metrics.js";
+import { platformMetrics } from "./prometheus.js";
 import { SseStream, sseEvent } from "./sse.js";
 import type {
   ConsoleEndpoint,
@@ -149,6 +150,29 @@ export class ConsoleHub {
       settings: this.settings(),
       requests: Object.fromEntries((this.sources.lb?.list() ?? []).map((lb) => [lb.id, lb.recentRequests()])),
     };
+  }
+
+  /** /metrics: the same numbers in Prometheus text (exited workers are not counted). */
+  prometheus(): string {
+    const endpoints = this.endpoints();
+    const workers = new Map<string, Map<string, number>>();
+    const add = (endpointId: string, state: string) => {
+      let states = workers.get(endpointId);
+      if (!states) {
+        states = new Map();
+        workers.set(endpointId, states);
+      }
+      states.set(state, (states.get(state) ?? 0) + 1);
+    };
+    for (const endpoint of endpoints) {
+      if (endpoint.kind !== "queue") continue;
+      for (const worker of endpoint.workerList) if (worker.state !== "exited") add(endpoint.id, worker.state);
+    }
+    for (const lb of this.sources.lb?.list() ?? []) {
+      for (const worker of lb.workerList()) add(lb.id, worker.state);
+      for (const _dead of lb.dead) add(lb.id, "unhealthy");
+    }
+    return platformMetrics(this.metrics.totals(), endpoints, workers);
   }
 
   settings(): ConsoleSettings {

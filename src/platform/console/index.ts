@@ -4,6 +4,7 @@
 
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { gpuFacts, gpuLabel } from "../../gpu/facts.js";
+import { PROMETHEUS_CONTENT_TYPE } from "../../http/prometheus.js";
 import type { PlatformContext } from "../api/context.js";
 import { addJsonParser, checkKey, HttpError } from "../api/http.js";
 import type { LbEndpoints } from "../workers/lb-proxy.js";
@@ -101,6 +102,12 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   app.get("/console/assets/:name", (request, reply) =>
     sendAsset(reply, (request.params as { name: string }).name),
   );
+
+  // Prometheus scrapes with the platform's key as a Bearer token (README "Observe it").
+  app.get("/metrics", async (request, reply) => {
+    checkKey(request, ctx.apiKey, false);
+    return reply.type(PROMETHEUS_CONTENT_TYPE).send(hub.prometheus());
+  });
 
   // EventSource cannot send headers: the streams take ?token= (auth.ts) instead of the Bearer key.
   app.get("/console/api/events", async (request, reply) => {

@@ -1,5 +1,6 @@
 // Per-endpoint request counts and p50/p95 delay and execution times in fixed time buckets over a window; for a
 // load-balanced endpoint, its answers by status code and their latency (as execution time).
+import { Histogram } from "../../http/prometheus.js";
 import type { JobRecord } from "../state/jobs.js";
 import type { ConsoleMetrics, MetricsBucket } from "./wire.js";
 
@@ -20,6 +21,19 @@ interface Bucket {
   statusCodes?: Record<string, number>;
 }
 
+/** Counts since the platform started, per endpoint: what /metrics exposes (console/prometheus.ts). */
+export interface EndpointTotals {
+  submitted: number;
+  /** Terminal jobs by status: COMPLETED, FAILED, CANCELLED, TIMED_OUT. */
+  finished: Map<string, number>;
+  /** Seconds queued → taken and taken → done, of jobs a worker took. */
+  delay: Histogram;
+  execution: Histogram;
+  /** A load-balanced endpoint's answers by status code, and their latency in seconds. */
+  served: Map<number, number>;
+  servedSeconds: Histogram;
+}
+
 /** Nearest-rank percentile of unsorted values; null for none. */
 export function percentile(values: readonly number[], p: number): number | null {
   if (values.length === 0) return null;
@@ -30,6 +44,7 @@ export function percentile(values: readonly number[], p: number): number | null 
 
 export class MetricsBook {
   private readonly series = new Map<string, Bucket[]>();
+  private readonly sums = new Map<string, EndpointTotals>();
   private readonly changed = new Map<string, Set<Bucket>>();
 
   constructor(
@@ -42,6 +57,7 @@ export class MetricsBook {
   /** A job was submitted. */
   request(endpointId: string, at: number): void {
     this.bucket(endpointId, at).requests++;
+    this.totalsOf(endpointId).submitted++;
   }
 
   /** A job reached a terminal state; its times count when a worker took it. */
@@ -50,8 +66,12 @@ export class MetricsBook {
     if (job.status === "COMPLETED") bucket.completed++;
     else if (job.status === "CANCELLED") bucket.cancelled++;
     else bucket.failed++;
+    const totals = this.totalsOf(job.endpointId);
+    totals.finished.set(job.status, (totals.finished.get(job.status) ?? 0) + 1);
     if (job.takenAt === undefined || job.delayTime === undefined || job.executionTime === undefined) return;
     this.sample(bucket, job.delayTime, job.executionTime);
+    totals.delay.observe(job.delayTime / 1000);
+    totals.execution.observe(job.executionTime / 1000);
   }
 
   /** A load-balanced endpoint answered a request: counted by status (under 400 completed, else failed), timed. */
@@ -63,6 +83,30 @@ export class MetricsBook {
     bucket.statusCodes ??= {};
     bucket.statusCodes[status] = (bucket.statusCodes[status] ?? 0) + 1;
     this.sample(bucket, undefined, ms);
+    const totals = this.totalsOf(endpointId);
+    totals.served.set(status, (totals.served.get(status) ?? 0) + 1);
+    totals.servedSeconds.observe(ms / 1000);
+  }
+
+  /** Every endpoint's counts since the platform started (never trimmed: Prometheus counters only grow). */
+  totals(): ReadonlyMap<string, EndpointTotals> {
+    return this.sums;
+  }
+
+  private totalsOf(endpointId: string): EndpointTotals {
+    let totals = this.sums.get(endpointId);
+    if (!totals) {
+      totals = {
+        submitted: 0,
+        finished: new Map(),
+        delay: new Histogram(),
+        execution: new Histogram(),
+        served: new Map(),
+        servedSeconds: new Histogram(),
+      };
+      this.sums.set(endpointId, totals);
+    }
+    return totals;
   }
 
   private sample(bucket: Bucket, delay: number | undefined, execution: number): void {

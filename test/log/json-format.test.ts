@@ -1,0 +1,188 @@
+// LOG_FORMAT=json through the real command: every line flash run, a queue worker and a load-balanced worker write
+// is one JSON object (banner, job lines, the handler's pino logger, stray errors and stacks); the default path
+// never loads pino.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RecordingPlatform } from "../conformance/recording-platform.js";
+import { FLASH, flash, flashRun, freePort, ROOT } from "../process.js";
+
+interface Record {
+  level: string;
+  message: string;
+  time: string;
+  [key: string]: unknown;
+}
+
+/** Each non-empty line parsed; a line that is not a JSON object with level, time and message fails the test. */
+function records(lines: readonly string[]): Record[] {
+  const out: Record[] = [];
+  for (const line of lines) {
+    if (line === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new Error(`not a JSON line: ${line}`);
+    }
+    expect(value, line).toMatchObject({
+      level: expect.stringMatching(/^(TRACE|DEBUG|INFO|WARN|ERROR|FATAL)$/),
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      message: expect.any(String),
+    });
+    out.push(value as Record);
+  }
+  return out;
+}
+
+describe("LOG_FORMAT=json", () => {
+  it("flash run: every log line is a JSON record; stdout stays the result body", async () => {
+    const ok = await flashRun(["run", "test/fixtures/json-logs.ts", "--test-input", '{"input":{}}'], {
+      LOG_FORMAT: "json",
+    });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toStrictEqual({ output: { answered: true } });
+    const logged = records(ok.stderr.split("\n"));
+    expect(logged[0]?.message).toMatch(/^--- Starting Serverless Worker \| {2}Version /);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ requestId: "local_test", message: "from the handler", step: 1 }),
+    );
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        requestId: "local_test",
+        via: "pino",
+        message: "from the handler's pino logger",
+      }),
+    );
+    expect(logged).toContainEqual(expect.objectContaining({ message: "Local testing complete, exiting." }));
+
+    const failed = await flashRun(
+      ["run", "test/fixtures/json-logs.ts", "--test-input", '{"input":{"fail":true}}'],
+      {
+        LOG_FORMAT: "json",
+      },
+    );
+    expect(failed.code).toBe(1);
+    const errors = records(failed.stderr.split("\n")).filter((r) => r.level === "ERROR");
+    // A stack is one record, its frames inside the message.
+    const stray = errors.find((r) =>
+      r.message.startsWith("Uncaught exception | Error: stray throw from a timer"),
+    );
+    expect(stray?.message).toMatch(/\n {4}at .*json-logs\.ts:\d+:\d+/);
+    const kaput = errors.find((r) => r.message.includes("failed with error: Error: kaput"));
+    expect(kaput?.message).toMatch(/\n {4}at .*json-logs\.ts:\d+:\d+/);
+  });
+
+  it("a bad LOG_FORMAT is refused with the variable named", async () => {
+    const run = await flashRun(["run", "test/fixtures/json-logs.ts"], { LOG_FORMAT: "yaml" });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'Invalid log format "yaml" in environment variable LOG_FORMAT: expected text or json',
+    );
+  });
+
+  describe("queue worker against the recording platform", () => {
+    let platform: RecordingPlatform;
+    beforeEach(async () => {
+      platform = await new RecordingPlatform().start();
+    });
+    afterEach(async () => {
+      await platform.close();
+    });
+
+    it("every line of stdout and stderr is a JSON record, the heartbeat thread's too", async () => {
+      const worker = flash(["start", "test/fixtures/json-logs.ts"], {
+        ...platform.env(),
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "DEBUG",
+        RUNPOD_PING_INTERVAL: "100",
+      });
+      platform.push({ id: "good-1", input: {} }, { id: "bad-1", input: { fail: true } });
+      await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 2);
+      await platform.waitFor((rs) => rs.some((r) => r.route === "ping"));
+      await worker.waitForLine(/"subject":"heartbeat".*"message":"Ping answered/);
+      worker.child.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+      const logged = records([...worker.stdout, ...worker.stderr]);
+      expect(logged[0]?.message).toMatch(/^--- Starting Serverless Worker/);
+      for (const id of ["good-1", "bad-1"]) {
+        expect(logged).toContainEqual(expect.objectContaining({ requestId: id, message: "Started." }));
+        expect(logged).toContainEqual(expect.objectContaining({ requestId: id, via: "pino" }));
+      }
+      // runpod-python's error report (a JSON text over several lines) is one record, its traceback inside.
+      const failure = logged.find(
+        (r) =>
+          r.requestId === "bad-1" && r.level === "ERROR" && r.message.includes('"error_message": "kaput"'),
+      );
+      expect(failure?.message).toMatch(/"error_traceback": "Error: kaput\\n {4}at /);
+      expect(logged.some((r) => r.message.startsWith("Uncaught exception | Error: stray throw"))).toBe(true);
+    });
+  });
+
+  it("load-balanced worker: requests, a route's thrown error with its stack, shutdown: all JSON", async () => {
+    const port = await freePort();
+    const worker = flash(["start", "test/fixtures/lb-json-logs.ts"], {
+      PORT: String(port),
+      FLASH_LB_HOST: "127.0.0.1",
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "DEBUG",
+    });
+    await worker.waitForLine(/"message":"Endpoint json-logs-api ready/);
+    expect(await (await fetch(`http://127.0.0.1:${port}/hello`)).json()).toStrictEqual({ text: "hello" });
+    expect((await fetch(`http://127.0.0.1:${port}/boom`)).status).toBe(500);
+    await worker.waitForLine(/GET \/boom failed: Error: route exploded/);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    const logged = records([...worker.stdout, ...worker.stderr]);
+    const boom = logged.find((r) => r.message.startsWith("GET /boom failed"));
+    expect(boom).toMatchObject({ level: "ERROR", subject: "json-logs-api" });
+    expect(boom?.message).toMatch(/\n {4}at .*lb-json-logs\.ts:\d+:\d+/);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ message: expect.stringMatching(/^GET \/hello 200 \d+ ms$/) }),
+    );
+    expect(logged.at(-1)?.message).toBe("Endpoint json-logs-api stopped.");
+  });
+
+  it("the default text format never loads pino; LOG_FORMAT=json does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-modules-"));
+    const out = join(dir, "resolved.txt");
+    // A module hook that writes down every module the process resolves (the CLI, the runtime, pino if loaded).
+    writeFileSync(
+      join(dir, "hooks.mjs"),
+      'import { appendFileSync } from "node:fs";\nexport async function resolve(specifier, context, next) {\n  const found = await next(specifier, context);\n  appendFileSync(process.env.MODULES_OUT, found.url + "\\n");\n  return found;\n}\n',
+    );
+    writeFileSync(
+      join(dir, "preload.mjs"),
+      'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n',
+    );
+    const resolved = (env: globalThis.Record<string, string>): string[] => {
+      rmSync(out, { force: true });
+      const run = spawnSync(
+        process.execPath,
+        [
+          "--import",
+          join(dir, "preload.mjs"),
+          FLASH,
+          "run",
+          "test/fixtures/json-logs.ts",
+          "--test-input",
+          '{"input":{}}',
+        ],
+        { cwd: ROOT, env: { PATH: process.env.PATH ?? "", MODULES_OUT: out, ...env }, encoding: "utf8" },
+      );
+      expect(run.status).toBe(0);
+      return readFileSync(out, "utf8").split("\n");
+    };
+    try {
+      const pino = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/pino/"));
+      const text = resolved({});
+      expect(text.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
+      expect(pino(text)).toStrictEqual([]);
+      expect(pino(resolved({ LOG_FORMAT: "json" })).length).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
