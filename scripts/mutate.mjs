@@ -66,7 +66,7 @@ for (const module of modules) {
     reporters: ["json", "progress"],
     jsonReporter: { fileName: report },
     concurrency: 1,
-    timeoutMS: 10_000,
+    timeoutMS: 5_000,
     tempDirName: ".stryker-tmp",
     cleanTempDir: "always",
   };
