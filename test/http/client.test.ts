@@ -7,6 +7,7 @@ import {
   HttpClient,
   type HttpClientOptions,
   type HttpRequest,
+  neverSent,
   RETRYABLE_STATUS,
 } from "../../src/http/client.js";
 import { closedPortUrl, json, startServer, type TestServer } from "../client/servers.js";
@@ -211,5 +212,125 @@ describe("HttpClient.open", () => {
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ error: "no 1" });
     expect(target.requests).toHaveLength(1);
+  });
+});
+
+describe("HttpClient.open deadlines", () => {
+  /** A server that sends headers, then holds the body until the test ends. */
+  async function holding(): Promise<TestServer> {
+    server = await startServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/plain" });
+      response.write("first");
+    });
+    return server;
+  }
+
+  it("the deadline ends the whole exchange, body included; no deadline leaves it open", async () => {
+    const target = await holding();
+    const { http } = client();
+    const timed = await http.open(get(target.url, { timeoutMs: 200 }));
+    await expect(timed.text()).rejects.toThrow();
+    const open = await http.open(get(target.url, { timeoutMs: undefined }));
+    const reader = open.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("first");
+    await reader.cancel();
+  });
+
+  it("the caller's signal ends it too, with or without a deadline", async () => {
+    const target = await holding();
+    const { http } = client();
+    for (const timeoutMs of [60_000, undefined]) {
+      const controller = new AbortController();
+      const response = await http.open(get(target.url, { timeoutMs, signal: controller.signal }));
+      const body = response.text();
+      controller.abort();
+      await expect(body).rejects.toThrow();
+    }
+  });
+});
+
+describe("stopRetrying", () => {
+  it("ends the waits between attempts, alone or beside the request's signal", async () => {
+    const target = await answering(503);
+    for (const withSignal of [false, true]) {
+      const stop = new AbortController();
+      const { http } = client({
+        retry: { attempts: 5, baseMs: 60_000, maxMs: 60_000 },
+        onRetry: () => stop.abort(),
+      });
+      const request = get(target.url, {
+        stopRetrying: stop.signal,
+        ...(withSignal ? { signal: new AbortController().signal } : {}),
+      });
+      expect((await http.send(request)).response.status).toBe(503);
+    }
+    expect(target.requests).toHaveLength(2);
+  });
+
+  it("the request's signal still ends the waits when stopRetrying is given", async () => {
+    const target = await answering(503);
+    const controller = new AbortController();
+    const { http } = client({
+      retry: { attempts: 5, baseMs: 60_000, maxMs: 60_000 },
+      onRetry: () => controller.abort(),
+    });
+    const answer = await http.send(
+      get(target.url, { signal: controller.signal, stopRetrying: new AbortController().signal }),
+    );
+    expect(answer.response.status).toBe(503);
+    expect(target.requests).toHaveLength(1);
+  });
+});
+
+describe("what a failure says", () => {
+  const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+  it("neverSent: only socket errors that prove nothing went out, on the error or its cause", () => {
+    for (const code of [
+      "ECONNREFUSED",
+      "ENOTFOUND",
+      "EAI_AGAIN",
+      "EHOSTUNREACH",
+      "ENETUNREACH",
+      "EADDRNOTAVAIL",
+    ]) {
+      expect(neverSent(withCode("x", code)), code).toBe(true);
+      expect(neverSent(new TypeError("fetch failed", { cause: withCode("x", code) })), code).toBe(true);
+    }
+    for (const code of ["ECONNRESET", "ETIMEDOUT", "EPIPE"])
+      expect(neverSent(withCode("x", code))).toBe(false);
+    expect(neverSent(new Error("no code"))).toBe(false);
+    expect(neverSent(null)).toBe(false);
+    expect(neverSent("ECONNREFUSED")).toBe(false);
+  });
+
+  it("describeFailure: the socket error inside fetch's, its code added once", () => {
+    expect(describeFailure("plain")).toBe("plain");
+    expect(describeFailure(new Error("top"))).toBe("top");
+    expect(describeFailure(new Error("top", { cause: "not an error" }))).toBe("top");
+    expect(
+      describeFailure(new TypeError("fetch failed", { cause: withCode("connect refused", "ECONNREFUSED") })),
+    ).toBe("connect refused (ECONNREFUSED)");
+    expect(
+      describeFailure(
+        new TypeError("fetch failed", { cause: withCode("connect ECONNREFUSED 1.2.3.4", "ECONNREFUSED") }),
+      ),
+    ).toBe("connect ECONNREFUSED 1.2.3.4");
+    expect(describeFailure(new TypeError("fetch failed", { cause: new Error("other side closed") }))).toBe(
+      "other side closed",
+    );
+  });
+
+  it("describeAnswer: status, text and the body's first 300 characters", async () => {
+    server = await startServer((_request, response) => {
+      response.writeHead(502, "Bad Gateway", { "content-type": "text/plain" }).end("b".repeat(400));
+    });
+    const { http } = client({ retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
+    expect(describeAnswer(await http.send(get(server.url)))).toBe(`502 Bad Gateway: ${"b".repeat(300)}`);
+    await server.close();
+    server = await startServer((_request, response) => {
+      response.writeHead(503, "Service Unavailable").end();
+    });
+    expect(describeAnswer(await http.send(get(server.url)))).toBe("503 Service Unavailable");
   });
 });
