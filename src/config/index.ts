@@ -66,6 +66,8 @@ export interface Config {
   gracePeriodMs: number;
   /** How long a computed result or stream chunk keeps being retried through transient failures (FLASH_DELIVERY_TIMEOUT). */
   deliveryTimeoutMs: number;
+  /** RUNPOD_INIT_TIMEOUT: start-up (import, fitness checks, warm-up) past this is unhealthy and the worker exits. */
+  initTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
   /** Address the load-balanced server binds (all interfaces in a container). */
@@ -125,6 +127,9 @@ export interface PlatformConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** RunPod marks a worker whose cold start exceeds 7 minutes unhealthy (serverless/development/optimization). */
+export const DEFAULT_INIT_TIMEOUT_MS = 420_000;
 
 interface Option<T> {
   /** Flag spellings, runpod-python's first; each is accepted as --flag value and --flag=value. */
@@ -286,6 +291,7 @@ export const OPTIONS = {
     parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
   },
   deliveryTimeout: { flags: [], env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400) },
+  initTimeout: { flags: [], env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
@@ -386,6 +392,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
+    initTimeoutMs: pick("initTimeout") ?? DEFAULT_INIT_TIMEOUT_MS,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
     platform: {

@@ -12,6 +12,8 @@ describe("parseConfig: flag > env > default", () => {
       apiHost: "localhost",
       apiPort: 8000,
       gracePeriodMs: 30_000,
+      // RunPod: a cold start over 7 minutes is unhealthy (serverless/development/optimization).
+      initTimeoutMs: 420_000,
       port: 80,
     });
     expect(config.platform).toMatchObject({
@@ -29,6 +31,11 @@ describe("parseConfig: flag > env > default", () => {
       bucket: { endpointUrl: undefined, accessKeyId: undefined, secretAccessKey: undefined },
     });
     expect(rest).toStrictEqual([]);
+  });
+
+  it("RUNPOD_INIT_TIMEOUT is in seconds, kept in ms", () => {
+    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "800" }).config.initTimeoutMs).toBe(800_000);
+    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "0.5" }).config.initTimeoutMs).toBe(500);
   });
 
   it("the file helpers' variables (rp_download, rp_upload)", () => {
@@ -129,6 +136,11 @@ describe("parseConfig: flag > env > default", () => {
     [[], { PORT: "70000" }, 'Invalid value "70000" in environment variable PORT'],
     [[], { FLASH_GRACE_PERIOD: "-1" }, "environment variable FLASH_GRACE_PERIOD (seconds)"],
     [[], { RUNPOD_PING_INTERVAL: "soon" }, "environment variable RUNPOD_PING_INTERVAL"],
+    [
+      [],
+      { RUNPOD_INIT_TIMEOUT: "0" },
+      'Invalid value "0" in environment variable RUNPOD_INIT_TIMEOUT: expected more than 0 seconds',
+    ],
     [["--test-input"], {}, "Flag --test-input needs a value"],
     [
       [],

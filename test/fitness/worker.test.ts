@@ -113,6 +113,47 @@ describe("startup fitness checks in flash start", () => {
   });
 });
 
+describe("RUNPOD_INIT_TIMEOUT and the start log (docs/protocol.md §10.1)", () => {
+  const COLD = "test/fixtures/cold-start.ts";
+
+  it("the start log gives each phase in ms, then the first take", async () => {
+    const worker = flash(["start", COLD], { ...platform.env(), RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true" });
+    platform.push({ id: "j1", input: 1 });
+    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    const line = worker.stdout.find((l) => l.includes("Worker started in"));
+    expect(line).toMatch(/Worker started in \d+ ms \| import \d+ ms, fitness \d+ ms$/);
+  });
+
+  it("a fitness check still running at RUNPOD_INIT_TIMEOUT: one unhealthy report, exit 1, no job taken", async () => {
+    const worker = flash(["start", COLD], {
+      ...platform.env("w9"),
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      RUNPOD_INIT_TIMEOUT: "2",
+      COLD_HANG: "fitness",
+    });
+    platform.push({ id: "never-taken", input: {} });
+    expect(await worker.exited).toBe(1);
+    expect(platform.of("take")).toEqual([]);
+    const reports = platform.of("ping").map((r) => query(r.url));
+    expect(reports).toEqual([
+      {
+        gpu: "X",
+        status: "unhealthy",
+        check: "init_timeout",
+        reason: "start-up exceeded RUNPOD_INIT_TIMEOUT (2 s) during fitness",
+        runpod_version: VERSION,
+      },
+    ]);
+    const out = worker.stdout.join("\n");
+    expect(out).toMatch(
+      /Worker start-up took longer than RUNPOD_INIT_TIMEOUT \(2 s\); still in fitness after \d+ ms/,
+    );
+    expect(out).toContain("Worker is unhealthy, exiting.");
+  });
+});
+
 describe.runIf(hasCompiler())("on a (stand-in) GPU host", () => {
   it("the start log lists each GPU; the CUDA version and GPU health checks pass before the first take", async () => {
     const worker = flash(["start", FIXTURE], { ...platform.env(), FLASH_GPU_LIBRARY_DIR: fakeDriverDir() });
