@@ -60,3 +60,24 @@ export async function coldStart(options: ColdStartOptions): Promise<boolean> {
   log.info(`Worker started in ${Math.round(performance.now())} ms | ${times.join(", ")}`);
   return true;
 }
+
+/** The check name a failed warm-up's unhealthy report carries. */
+export const WARM_UP_CHECK = "warm_up";
+
+/** Runs the warm-up hooks in order; a throw is logged and reported unhealthy, and the result is false. */
+export async function runWarmUp(
+  hooks: readonly (() => void | Promise<void>)[],
+  options: Pick<ColdStartOptions, "log" | "reportUnhealthy" | "reportTimeoutMs">,
+): Promise<boolean> {
+  const { log } = options;
+  try {
+    for (const hook of hooks) await hook();
+    return true;
+  } catch (err) {
+    const error = err instanceof Error ? err : new Error(String(err));
+    log.error(`Warm-up failed: ${error.stack ?? `${error.name}: ${error.message}`}`);
+    await options.reportUnhealthy(WARM_UP_CHECK, `${error.name}: ${error.message}`, options.reportTimeoutMs);
+    log.error("Worker is unhealthy, exiting.");
+    return false;
+  }
+}

@@ -10,6 +10,7 @@ import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
+import { runWarmUp } from "./cold-start.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
 function readTestJob(config: Config, log: Logger): { job?: Record<string, unknown>; source?: string } {
@@ -72,6 +73,16 @@ export async function runOneShot(
     );
     return 1;
   }
+  // The warm-up runs here too, so the test job sees the worker as the platform would (docs/protocol.md §10.2).
+  const warmStart = performance.now();
+  const warm = await runWarmUp(definition.startHooks, {
+    log,
+    reportUnhealthy: async () => {},
+    reportTimeoutMs: 0,
+  });
+  if (!warm) return 1;
+  if (definition.startHooks.length > 0)
+    log.info(`Warm-up done. (${Math.round(performance.now() - warmStart)} ms)`);
   const raw: RawJob = { ...job, id: typeof job.id === "string" ? job.id : "local_test", input: job.input };
   const jobLog = log.child({ requestId: raw.id });
   const timeoutMs =

@@ -37,11 +37,11 @@ async function runQueueWorker(
   const { QueueWorker } = await import("../worker/worker.js");
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
-  // Fitness checks (docs/protocol.md §10), before the heartbeat and the first take, all within
+  // Fitness checks (docs/protocol.md §10) and warm-up, before the heartbeat and the first take, all within
   // RUNPOD_INIT_TIMEOUT (§10.1); a failure or the timeout exits 1.
   const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
-  const { coldStart } = await import("./cold-start.js");
+  const { coldStart, runWarmUp } = await import("./cold-start.js");
   const fitness = {
     name: "fitness",
     run: async () =>
@@ -52,8 +52,15 @@ async function runQueueWorker(
         reportUnhealthy: client.reportUnhealthy,
       }),
   };
+  const report = {
+    log: workerLog,
+    reportUnhealthy: client.reportUnhealthy,
+    reportTimeoutMs: UNHEALTHY_REPORT_TIMEOUT_MS,
+  };
+  // The app's warm-up (handler's onStart, an Endpoint's onStart hooks), awaited before the first take (§10.2).
+  const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks, report) };
   const started = await coldStart({
-    phases: [fitness],
+    phases: [fitness, warmUp],
     initTimeoutMs: config.initTimeoutMs,
     importedAt,
     log: workerLog,
