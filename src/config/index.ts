@@ -77,12 +77,14 @@ export interface Config {
   fitness: FitnessConfig;
 }
 
-/** What download() and upload() read: the size cap, the private-address switch, the bucket (rp_download, rp_upload). */
+/** What download(), upload() and cachedModelPath() read: the size cap, the private-address switch, the volume, the bucket. */
 export interface FilesConfig {
   /** RUNPOD_MAX_DOWNLOAD_BYTES; 5 GiB when unset, as runpod-python. */
   maxDownloadBytes: number;
   /** RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: loopback, private and metadata addresses may be downloaded from. */
   allowPrivateDownloads: boolean;
+  /** FLASH_VOLUME_PATH: where the network volume and the model cache are mounted; `/runpod-volume` on RunPod. */
+  volumePath: string;
   bucket: {
     /** BUCKET_ENDPOINT_URL: the S3 endpoint, with the bucket as its last path segment or first host label. */
     endpointUrl?: string;
@@ -301,6 +303,7 @@ export const OPTIONS = {
     parse: integer(1, Number.MAX_SAFE_INTEGER),
   },
   allowPrivateDownloads: { flags: [], env: ["RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS"], parse: onOff },
+  volumePath: { flags: [], env: ["FLASH_VOLUME_PATH"], parse: nonEmpty },
   bucketEndpointUrl: { flags: [], env: ["BUCKET_ENDPOINT_URL"], parse: httpUrl },
   bucketAccessKeyId: { flags: [], env: ["BUCKET_ACCESS_KEY_ID"], parse: text },
   bucketSecretAccessKey: { flags: [], env: ["BUCKET_SECRET_ACCESS_KEY"], parse: text },
@@ -448,6 +451,8 @@ export function readFilesConfig(env: Env = process.env): FilesConfig {
   return {
     maxDownloadBytes: pick("maxDownloadBytes") ?? 5 * 1024 ** 3,
     allowPrivateDownloads: pick("allowPrivateDownloads") ?? false,
+    // Network volumes and cached models mount here in Serverless workers (storage/network-volumes, model-caching).
+    volumePath: pick("volumePath") ?? "/runpod-volume",
     bucket: {
       endpointUrl: pick("bucketEndpointUrl"),
       accessKeyId: pick("bucketAccessKeyId"),

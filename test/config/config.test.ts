@@ -28,6 +28,7 @@ describe("parseConfig: flag > env > default", () => {
     expect(config.files).toStrictEqual({
       maxDownloadBytes: 5 * 1024 ** 3,
       allowPrivateDownloads: false,
+      volumePath: "/runpod-volume",
       bucket: { endpointUrl: undefined, accessKeyId: undefined, secretAccessKey: undefined },
     });
     expect(rest).toStrictEqual([]);
@@ -45,10 +46,12 @@ describe("parseConfig: flag > env > default", () => {
       BUCKET_ENDPOINT_URL: "http://127.0.0.1:9000/renders/",
       BUCKET_ACCESS_KEY_ID: "AK",
       BUCKET_SECRET_ACCESS_KEY: "SK",
+      FLASH_VOLUME_PATH: "/mnt/volume",
     });
     expect(config.files).toStrictEqual({
       maxDownloadBytes: 1_048_576,
       allowPrivateDownloads: true,
+      volumePath: "/mnt/volume",
       bucket: { endpointUrl: "http://127.0.0.1:9000/renders", accessKeyId: "AK", secretAccessKey: "SK" },
     });
   });
