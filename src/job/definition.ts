@@ -22,6 +22,11 @@ export interface HandlerOptions {
    * reports the worker unhealthy and it exits 1 (docs/protocol.md §10.2).
    */
   onStart?: StartHook;
+  /**
+   * An output over the platform's result limit (/run 10 MB) is uploaded to the bucket (BUCKET_ENDPOINT_URL or
+   * the request's s3Config) and the job returns `{output_url, output_bytes}` instead (docs/protocol.md §11.2).
+   */
+  offloadOutput?: boolean;
 }
 
 /** A registered queue handler: what `handler()` returns and `start()` runs. */
@@ -33,6 +38,7 @@ export interface HandlerDefinition<I = unknown, O = unknown> {
   readonly refreshWorker: boolean;
   /** Warm-up hooks, run in order before the first take. */
   readonly startHooks: readonly StartHook[];
+  readonly offloadOutput: boolean;
 }
 
 export function defineHandler<I, O>(
@@ -61,6 +67,7 @@ export function defineHandler<I, O>(
     returnAggregateStream: options.returnAggregateStream ?? false,
     refreshWorker: options.refreshWorker ?? false,
     startHooks: options.onStart ? [options.onStart] : [],
+    offloadOutput: options.offloadOutput ?? false,
   };
 }
 

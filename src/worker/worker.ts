@@ -13,6 +13,7 @@ import {
   type RejectedJob,
   TooManyRequests,
 } from "./client.js";
+import { fitResult, LARGE_OUTPUT_ADVICE, OFFLOAD_OVER_BYTES } from "./large-output.js";
 import { ProgressSender } from "./progress.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
@@ -267,7 +268,14 @@ export class QueueWorker {
         await this.deliver(raw.id, { error: reason }, false, log);
         return;
       }
-      await this.deliver(raw.id, outcome.result, outcome.isStream, log);
+      // Sized before it is posted: offloaded, or failed naming the limit (docs/protocol.md §11.2).
+      const result = await fitResult(raw, outcome.result, {
+        offload: definition.offloadOutput,
+        signal,
+        log,
+      });
+      if (result !== outcome.result && result.error !== undefined) log.error(String(result.error));
+      await this.deliver(raw.id, result, outcome.isStream, log);
       log.info(`Finished. (${Math.round(outcome.handlerMs)} ms)`);
       if (outcome.result.stopPod) {
         log.info("refresh_worker flag set, stopping pod after job.");
@@ -302,7 +310,8 @@ export class QueueWorker {
       await client.done(jobId, result, isStream, this.deliveryBound());
       return;
     } catch (err) {
-      const size = megabytes(Buffer.byteLength(JSON.stringify(result)));
+      const bytes = Buffer.byteLength(JSON.stringify(result));
+      const size = megabytes(bytes);
       if (isFlashError(err, "PLATFORM_DELIVERY")) {
         const when = this.graceOver.signal.aborted
           ? "before the shutdown grace ran out"
@@ -325,7 +334,9 @@ export class QueueWorker {
       }
       const why = `the platform refused the ${size} result with ${err.message}`;
       log.error(`Failed to return job results. | ${why}`);
-      const fallback: JobResult = { error: `Job result was not accepted: ${why}` };
+      // A large output gets the way out with it; a small one was refused for another reason.
+      const advice = bytes > OFFLOAD_OVER_BYTES ? `. ${LARGE_OUTPUT_ADVICE}` : "";
+      const fallback: JobResult = { error: `Job result was not accepted: ${why}${advice}` };
       if (result.stopPod) fallback.stopPod = true;
       try {
         await client.done(jobId, fallback, isStream, this.deliveryBound());

@@ -2,6 +2,7 @@
 // (10 MB) against a /runsync job's (20 MB), /stream answers of at most 1 MB, the execution-timeout
 // bounds, and a TTL that ends a running job (docs/protocol.md §11).
 import { afterEach, describe, expect, it } from "vitest";
+import { type LocalS3, startS3 } from "../files/s3rver.js";
 import { FLASH } from "../process.js";
 import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
@@ -29,11 +30,18 @@ async function call(id: string, path: string, body?: unknown): Promise<{ status:
   return { status: res.status, json: (await res.json()) as Answer };
 }
 
-const start = async (id: string, fixture: string) => {
+const start = async (id: string, fixture: string, env: Record<string, string> = {}) => {
   t = await startTestPlatform({
-    endpoints: [{ id, command: worker(fixture), cwd: process.cwd(), workers: [1, 1] }],
+    endpoints: [{ id, command: worker(fixture), cwd: process.cwd(), workers: [1, 1], env }],
   });
 };
+
+/** The job once it is final, polled through /status. */
+const final = (endpoint: string, id: string) =>
+  eventually(async () => {
+    const s = (await call(endpoint, `/status/${id}`)).json;
+    return ["COMPLETED", "FAILED"].includes(s.status) ? s : undefined;
+  }, `job ${id} to finish`);
 
 describe("result size: /run 10 MB, /runsync 20 MB (serverless/workers/handler-functions)", () => {
   it(
@@ -53,6 +61,75 @@ describe("result size: /run 10 MB, /runsync 20 MB (serverless/workers/handler-fu
       expect(failed.error).toMatch(
         /^Job result was not accepted: the platform refused the 12\.0 MB result with .*over the 10 MB limit of a \/run job's result \(\/runsync: 20 MB\)/,
       );
+      expect(failed.error).toContain(
+        "Return less, or upload the output (upload()) and return its URL; handler(fn, { offloadOutput: true }) does that for you when a bucket is configured",
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe("large outputs (docs/protocol.md §11.2)", () => {
+  let s3: LocalS3 | undefined;
+  afterEach(async () => {
+    await s3?.close();
+    s3 = undefined;
+  });
+
+  it(
+    "offloadOutput with a bucket: a 12 MB /run output is uploaded and the job returns its URL",
+    async () => {
+      s3 = await startS3(["outputs"]);
+      await start("off", "big-output.ts", {
+        OFFLOAD: "1",
+        BUCKET_ENDPOINT_URL: `${s3.url}/outputs`,
+        BUCKET_ACCESS_KEY_ID: "S3RVER",
+        BUCKET_SECRET_ACCESS_KEY: "S3RVER",
+      });
+      const { id } = (await call("off", "/run", { input: { mb: 12 } })).json;
+      const done = await final("off", id);
+      expect(done.status).toBe("COMPLETED");
+      const output = done.output as { output_url: string; output_bytes: number };
+      expect(Object.keys(output).sort()).toEqual(["output_bytes", "output_url"]);
+      expect(output.output_url).toContain(`/outputs/${id}/output.json?`);
+      const fetched = await fetch(output.output_url);
+      expect(fetched.status).toBe(200);
+      const text = await fetched.text();
+      expect(Buffer.byteLength(text)).toBe(output.output_bytes);
+      expect((JSON.parse(text) as { text: string }).text.length).toBe(12 * 1024 * 1024);
+      expect(t!.lines.join("\n")).toContain(
+        "Output of 12.0 MB uploaded to the bucket (offloadOutput); the job returns its URL.",
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "offloadOutput without a bucket: FAILED, saying which variables to set",
+    async () => {
+      await start("nob", "big-output.ts", { OFFLOAD: "1" });
+      const { id } = (await call("nob", "/run", { input: { mb: 12 } })).json;
+      const done = await final("nob", id);
+      expect(done.status).toBe("FAILED");
+      expect(done.error).toBe(
+        "Job output is 12.0 MB, over the platform's result limit (/run 10 MB, /runsync 20 MB), and offloadOutput has no bucket to upload it to: set BUCKET_ENDPOINT_URL (http(s)://host/bucket), BUCKET_ACCESS_KEY_ID and BUCKET_SECRET_ACCESS_KEY, or send s3Config with the request.",
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "without offloadOutput, an output over 20 MB fails before it is sent, naming the limit and the way out",
+    async () => {
+      await start("huge", "big-output.ts");
+      const sync = await call("huge", "/runsync?wait=60000", { input: { mb: 21 } });
+      expect(sync.json.status).toBe("FAILED");
+      expect(sync.json.output).toBeUndefined();
+      expect(sync.json.error).toMatch(
+        /^Job output is 21\.0 MB, over the platform's result limit \(\/run 10 MB, \/runsync 20 MB\)\. Return less, or upload the output/,
+      );
+      // Refused by the worker, not the platform: no 413 was ever answered.
+      expect(t!.lines.join("\n")).not.toContain("refused the");
     },
     TIMEOUT,
   );
