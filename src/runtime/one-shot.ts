@@ -5,6 +5,7 @@ import type { Config } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
+import { jobLogBindings } from "../job/scope.js";
 import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
@@ -84,7 +85,7 @@ export async function runOneShot(
   if (definition.startHooks.length > 0)
     log.info(`Warm-up done. (${Math.round(performance.now() - warmStart)} ms)`);
   const raw: RawJob = { ...job, id: typeof job.id === "string" ? job.id : "local_test", input: job.input };
-  const jobLog = log.child({ requestId: raw.id });
+  const jobLog = log.child(jobLogBindings(raw));
   const timeoutMs =
     config.timeoutMs ??
     ((definition as Partial<EndpointHandlerDefinition>).endpoint?.executionTimeoutMs || DEFAULT_TIMEOUT_MS);

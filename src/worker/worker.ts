@@ -4,6 +4,7 @@ import { FlashError, isFlashError } from "../errors.js";
 import { sleep } from "../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
+import { jobLogBindings } from "../job/scope.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
 import {
@@ -230,9 +231,7 @@ export class QueueWorker {
 
   private async runJob(raw: RawJob, signal: AbortSignal): Promise<void> {
     const { client, definition, config } = this.options;
-    const bindings =
-      typeof raw.batchId === "string" ? { requestId: raw.id, batchId: raw.batchId } : { requestId: raw.id };
-    const log = this.options.log.child(bindings);
+    const log = this.options.log.child(jobLogBindings(raw));
     const progress = new ProgressSender(client, raw.id, log);
     log.info("Started.");
     try {
