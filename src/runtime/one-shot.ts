@@ -76,14 +76,15 @@ export async function runOneShot(
   }
   // The warm-up runs here too, so the test job sees the worker as the platform would (docs/protocol.md §10.2).
   const warmStart = performance.now();
-  const warm = await runWarmUp(definition.startHooks, {
+  // A hand-written definition ({kind: "handler", fn}) has no startHooks.
+  const hooks = definition.startHooks ?? [];
+  const warm = await runWarmUp(hooks, {
     log,
     reportUnhealthy: async () => {},
     reportTimeoutMs: 0,
   });
   if (!warm) return 1;
-  if (definition.startHooks.length > 0)
-    log.info(`Warm-up done. (${Math.round(performance.now() - warmStart)} ms)`);
+  if (hooks.length > 0) log.info(`Warm-up done. (${Math.round(performance.now() - warmStart)} ms)`);
   const raw: RawJob = { ...job, id: typeof job.id === "string" ? job.id : "local_test", input: job.input };
   const jobLog = log.child(jobLogBindings(raw));
   const timeoutMs =

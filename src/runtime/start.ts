@@ -57,8 +57,8 @@ async function runQueueWorker(
     reportUnhealthy: client.reportUnhealthy,
     reportTimeoutMs: UNHEALTHY_REPORT_TIMEOUT_MS,
   };
-  // The app's warm-up (handler's onStart, an Endpoint's onStart hooks), awaited before the first take (§10.2).
-  const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks, report) };
+  // The app's warm-up (handler's onStart, an Endpoint's onStart hooks; none in a hand-written definition), awaited before the first take (§10.2).
+  const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks ?? [], report) };
   const started = await coldStart({
     phases: [fitness, warmUp],
     initTimeoutMs: config.initTimeoutMs,
