@@ -11,6 +11,7 @@ import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
+import { fitResult } from "../worker/large-output.js";
 import { runWarmUp } from "./cold-start.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
@@ -129,7 +130,12 @@ export async function runOneShot(
     log.error(reason instanceof Unfinished ? reason.message : `Job ${raw.id} was stopped: ${String(reason)}`);
     return 1;
   }
-  const { result } = outcome;
+  // Sized as the queue worker sizes it, so the body printed is the one the platform would get (§11.2).
+  const result = await fitResult(raw, outcome.result, {
+    offload: definition.offloadOutput ?? false,
+    signal: stop.signal,
+    log: jobLog,
+  });
   if (result.error !== undefined) {
     log.error(`Job ${raw.id} failed with error: ${describeFailure(result.error)}`);
     return 1;

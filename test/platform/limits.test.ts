@@ -3,7 +3,7 @@
 // bounds, and a TTL that ends a running job (docs/protocol.md §11).
 import { afterEach, describe, expect, it } from "vitest";
 import { type LocalS3, startS3 } from "../files/s3rver.js";
-import { FLASH } from "../process.js";
+import { FLASH, flashRun } from "../process.js";
 import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
 const TIMEOUT = 90_000;
@@ -130,6 +130,45 @@ describe("large outputs (docs/protocol.md §11.2)", () => {
       );
       // Refused by the worker, not the platform: no 413 was ever answered.
       expect(t!.lines.join("\n")).not.toContain("refused the");
+    },
+    TIMEOUT,
+  );
+});
+
+describe("large outputs in flash run: the body printed is the one the platform would get", () => {
+  it(
+    "offloaded with a bucket; over 20 MB without offloadOutput, exit 1 naming the limit",
+    async () => {
+      const s3 = await startS3(["outputs"]);
+      try {
+        const run = await flashRun(
+          ["run", "test/fixtures/big-output.ts", "--test-input", '{"input":{"mb":11}}'],
+          {
+            OFFLOAD: "1",
+            BUCKET_ENDPOINT_URL: `${s3.url}/outputs`,
+            BUCKET_ACCESS_KEY_ID: "S3RVER",
+            BUCKET_SECRET_ACCESS_KEY: "S3RVER",
+          },
+        );
+        expect(run.code).toBe(0);
+        const { output } = JSON.parse(run.stdout) as { output: { output_url: string; output_bytes: number } };
+        expect(output.output_url).toContain("/outputs/local_test/output.json?");
+        const text = await (await fetch(output.output_url)).text();
+        expect(Buffer.byteLength(text)).toBe(output.output_bytes);
+      } finally {
+        await s3.close();
+      }
+      const huge = await flashRun([
+        "run",
+        "test/fixtures/big-output.ts",
+        "--test-input",
+        '{"input":{"mb":21}}',
+      ]);
+      expect(huge.code).toBe(1);
+      expect(huge.stdout).toBe("");
+      expect(huge.stderr).toContain(
+        "Job output is 21.0 MB, over the platform's result limit (/run 10 MB, /runsync 20 MB).",
+      );
     },
     TIMEOUT,
   );
