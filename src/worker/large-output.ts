@@ -11,7 +11,8 @@ export const OFFLOAD_OVER_BYTES = 10 * MB;
 /** The largest result the platform takes (/runsync's 20 MB): anything larger fails before it is sent. */
 export const RESULT_LIMIT_BYTES = 20 * MB;
 
-const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+/** MB as the platform counts them (10 MB = 10,485,760 bytes in the interface document's limits). */
+export const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 const LIMITS = "the platform's result limit (/run 10 MB, /runsync 20 MB)";
 const NO_BUCKET =

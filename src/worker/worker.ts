@@ -14,7 +14,7 @@ import {
   type RejectedJob,
   TooManyRequests,
 } from "./client.js";
-import { fitResult, LARGE_OUTPUT_ADVICE, OFFLOAD_OVER_BYTES } from "./large-output.js";
+import { fitResult, LARGE_OUTPUT_ADVICE, megabytes, OFFLOAD_OVER_BYTES } from "./large-output.js";
 import { ProgressSender } from "./progress.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
@@ -57,9 +57,6 @@ interface RunningJob {
   controller: AbortController;
   finished: Promise<void>;
 }
-
-/** MB as the platform counts them (10 MB = 10,485,760 bytes in the interface document's limits). */
-const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /**
  * The queue worker: take jobs, run them through the job engine, report them; a stop channel cancels
