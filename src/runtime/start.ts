@@ -57,15 +57,13 @@ async function runQueueWorker(
     reportUnhealthy: client.reportUnhealthy,
     reportTimeoutMs: UNHEALTHY_REPORT_TIMEOUT_MS,
   };
-  // The app's warm-up (handler's onStart, an Endpoint's onStart hooks; none in a hand-written definition), awaited before the first take (§10.2).
+  // The warm-up (onStart of the handler or its Endpoint; a hand-written definition has none), §10.2.
   const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks ?? [], report) };
   const started = await coldStart({
     phases: [fitness, warmUp],
     initTimeoutMs: config.initTimeoutMs,
     importedAt,
-    log: workerLog,
-    reportUnhealthy: client.reportUnhealthy,
-    reportTimeoutMs: UNHEALTHY_REPORT_TIMEOUT_MS,
+    ...report,
   });
   if (!started) return 1;
   let heartbeat: ReturnType<typeof startHeartbeat>;
