@@ -18,6 +18,13 @@ export {
   download,
 } from "./files/download.js";
 export {
+  CachedModelError,
+  type CachedModelOptions,
+  cachedModelPath,
+  modelCachePath,
+  volumePath,
+} from "./files/models.js";
+export {
   hasBucket,
   type UploadData,
   UploadError,

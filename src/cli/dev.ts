@@ -113,6 +113,8 @@ export async function run(args: string[]): Promise<number> {
     logger: log,
     // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
     containers: containerOptions(parsed.config),
+    // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
+    workerInitTimeoutMs: parsed.config.initTimeoutMs,
     // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
     endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
     loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),

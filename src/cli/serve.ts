@@ -46,6 +46,8 @@ export async function run(args: string[]): Promise<number> {
     logger: log,
     // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
     containers: containerOptions(parsed.config),
+    // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
+    workerInitTimeoutMs: parsed.config.initTimeoutMs,
     endpoints: ids.map((id) => ({ id, name: id })),
   });
   const lines = [`flash serve: the local platform is at ${platform.url}`];

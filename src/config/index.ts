@@ -68,6 +68,8 @@ export interface Config {
   gracePeriodMs: number;
   /** How long a computed result or stream chunk keeps being retried through transient failures (FLASH_DELIVERY_TIMEOUT). */
   deliveryTimeoutMs: number;
+  /** RUNPOD_INIT_TIMEOUT: start-up (import, fitness checks, warm-up) past this is unhealthy and the worker exits. */
+  initTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
   /** Address the load-balanced server binds (all interfaces in a container). */
@@ -77,12 +79,14 @@ export interface Config {
   fitness: FitnessConfig;
 }
 
-/** What download() and upload() read: the size cap, the private-address switch, the bucket (rp_download, rp_upload). */
+/** What download(), upload() and cachedModelPath() read: the size cap, the private-address switch, the volume, the bucket. */
 export interface FilesConfig {
   /** RUNPOD_MAX_DOWNLOAD_BYTES; 5 GiB when unset, as runpod-python. */
   maxDownloadBytes: number;
   /** RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: loopback, private and metadata addresses may be downloaded from. */
   allowPrivateDownloads: boolean;
+  /** FLASH_VOLUME_PATH: where the network volume and the model cache are mounted; `/runpod-volume` on RunPod. */
+  volumePath: string;
   bucket: {
     /** BUCKET_ENDPOINT_URL: the S3 endpoint, with the bucket as its last path segment or first host label. */
     endpointUrl?: string;
@@ -127,6 +131,9 @@ export interface PlatformConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** RunPod marks a worker whose cold start exceeds 7 minutes unhealthy (serverless/development/optimization). */
+export const DEFAULT_INIT_TIMEOUT_MS = 420_000;
 
 interface Option<T> {
   /** Flag spellings, runpod-python's first; each is accepted as --flag value and --flag=value. */
@@ -295,6 +302,7 @@ export const OPTIONS = {
     parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
   },
   deliveryTimeout: { flags: [], env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400) },
+  initTimeout: { flags: [], env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
@@ -304,6 +312,7 @@ export const OPTIONS = {
     parse: integer(1, Number.MAX_SAFE_INTEGER),
   },
   allowPrivateDownloads: { flags: [], env: ["RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS"], parse: onOff },
+  volumePath: { flags: [], env: ["FLASH_VOLUME_PATH"], parse: nonEmpty },
   bucketEndpointUrl: { flags: [], env: ["BUCKET_ENDPOINT_URL"], parse: httpUrl },
   bucketAccessKeyId: { flags: [], env: ["BUCKET_ACCESS_KEY_ID"], parse: text },
   bucketSecretAccessKey: { flags: [], env: ["BUCKET_SECRET_ACCESS_KEY"], parse: text },
@@ -398,6 +407,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
+    initTimeoutMs: pick("initTimeout") ?? DEFAULT_INIT_TIMEOUT_MS,
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
     platform: {
@@ -453,6 +463,8 @@ export function readFilesConfig(env: Env = process.env): FilesConfig {
   return {
     maxDownloadBytes: pick("maxDownloadBytes") ?? 5 * 1024 ** 3,
     allowPrivateDownloads: pick("allowPrivateDownloads") ?? false,
+    // Network volumes and cached models mount here in Serverless workers (storage/network-volumes, model-caching).
+    volumePath: pick("volumePath") ?? "/runpod-volume",
     bucket: {
       endpointUrl: pick("bucketEndpointUrl"),
       accessKeyId: pick("bucketAccessKeyId"),

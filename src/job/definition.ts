@@ -5,6 +5,9 @@ import { isStandardSchema, type StandardSchemaV1, withInputSchema } from "./vali
 /** `concurrency_modifier` of runpod-python: given the current concurrency, returns the wanted one. */
 export type ConcurrencyModifier = (current: number) => number;
 
+/** Start-up work (e.g. loading a model): awaited before the worker reports ready or takes its first job. */
+export type StartHook = () => void | Promise<void>;
+
 export interface HandlerOptions {
   /** Jobs run at once: a number, or a function asked before every take (default 1). */
   concurrency?: number | ConcurrencyModifier;
@@ -14,6 +17,16 @@ export interface HandlerOptions {
   refreshWorker?: boolean;
   /** A Standard Schema (zod, valibot, arktype…): the job's input is validated before the handler runs. */
   input?: StandardSchemaV1;
+  /**
+   * Warm-up: runs once before the first job is taken, awaited, within RUNPOD_INIT_TIMEOUT; a throw
+   * reports the worker unhealthy and it exits 1 (docs/protocol.md §10.2).
+   */
+  onStart?: StartHook;
+  /**
+   * An output over the platform's result limit (/run 10 MB) is uploaded to the bucket (BUCKET_ENDPOINT_URL or
+   * the request's s3Config) and the job returns `{output_url, output_bytes}` instead (docs/protocol.md §11.2).
+   */
+  offloadOutput?: boolean;
 }
 
 /** A registered queue handler: what `handler()` returns and `start()` runs. */
@@ -23,6 +36,9 @@ export interface HandlerDefinition<I = unknown, O = unknown> {
   readonly concurrency: number | ConcurrencyModifier;
   readonly returnAggregateStream: boolean;
   readonly refreshWorker: boolean;
+  /** Warm-up hooks, run in order before the first take. */
+  readonly startHooks: readonly StartHook[];
+  readonly offloadOutput: boolean;
 }
 
 export function defineHandler<I, O>(
@@ -36,6 +52,9 @@ export function defineHandler<I, O>(
       `handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`,
     );
   }
+  if (options.onStart !== undefined && typeof options.onStart !== "function") {
+    throw new TypeError(`handler options: onStart must be a function, got ${typeof options.onStart}`);
+  }
   if (options.input !== undefined && !isStandardSchema(options.input)) {
     throw new TypeError(
       "handler options: input must be a Standard Schema (a zod, valibot or arktype schema, or any object with a `~standard` property)",
@@ -47,6 +66,8 @@ export function defineHandler<I, O>(
     concurrency,
     returnAggregateStream: options.returnAggregateStream ?? false,
     refreshWorker: options.refreshWorker ?? false,
+    startHooks: options.onStart ? [options.onStart] : [],
+    offloadOutput: options.offloadOutput ?? false,
   };
 }
 

@@ -58,3 +58,10 @@ export async function runInJobScope<T>(
     }
   }
 }
+
+/** A job's log bindings: its id, and its batchId when the platform sent one (runpod-python 1.12 adds it to every line). */
+export function jobLogBindings(raw: RawJob): { requestId: string; batchId?: string } {
+  return typeof raw.batchId === "string"
+    ? { requestId: raw.id, batchId: raw.batchId }
+    : { requestId: raw.id };
+}

@@ -16,9 +16,11 @@ export interface Job<I = unknown> {
   readonly signal: AbortSignal;
   /** Sends an IN_PROGRESS update visible in /status while the job runs; sent in order, never after the result. */
   progress(value: unknown): void;
-  /** A logger whose lines carry this job's id. */
+  /** A logger whose lines carry this job's id (and `[batchId=…]` when the job has one). */
   readonly log: Logger;
-  /** Every other field the platform sent (e.g. `webhook`, `batchId`). */
+  /** The batch the job belongs to, when the platform sent one (RunPod's batch jobs, beta). */
+  readonly batchId?: string;
+  /** Every other field the platform sent (e.g. `webhook`). */
   readonly [field: string]: unknown;
 }
 

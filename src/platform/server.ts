@@ -59,6 +59,11 @@ export interface PlatformOptions {
   workerStopGraceMs?: number;
   /** How long a load-balanced request waits for a ready worker before a 503 (default 90 s). */
   lbReadyWaitMs?: number;
+  /**
+   * RUNPOD_INIT_TIMEOUT: a queue worker that has not asked for a job this long after it was started is
+   * unhealthy and killed (default 420 s, RunPod's 7 minutes: serverless/development/optimization).
+   */
+  workerInitTimeoutMs?: number;
   webhooks?: Partial<WebhookOptions>;
   /** How long files workers store stay reachable (default 7 days, as public image URLs). */
   fileLifetimeMs?: number;
@@ -106,6 +111,9 @@ const RUNPOD_PYTHON_PATHS =
 
 /** How long a stopped worker may finish its jobs before it is killed (the runtime's own grace period). */
 export const WORKER_STOP_GRACE_MS = 30_000;
+
+/** A cold start over 7 minutes is unhealthy on RunPod (serverless/development/optimization), as in the runtime's config. */
+export const WORKER_INIT_TIMEOUT_MS = 420_000;
 
 /**
  * `node <flash> start <file>`: the built CLI when there is one (worker threads need no loader there),
@@ -256,6 +264,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
             workerEnv: (workerId) => workerEnv(config.id, workerId),
             log,
             stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+            initTimeoutMs: options.workerInitTimeoutMs ?? WORKER_INIT_TIMEOUT_MS,
           }),
         );
       }
@@ -285,6 +294,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       workerEnv: (workerId) => workerEnv(endpoint.id, workerId),
       log,
       stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+      initTimeoutMs: options.workerInitTimeoutMs ?? WORKER_INIT_TIMEOUT_MS,
     });
   const restHost: RestHost = {
     baseUrl: () => baseUrl,

@@ -1,6 +1,11 @@
 // Endpoint: a serverless endpoint in code, with HTTP routes (load-balanced) or one queue handler.
 import type { IncomingHttpHeaders } from "node:http";
-import { defineHandler, type HandlerDefinition, type HandlerOptions } from "../job/definition.js";
+import {
+  defineHandler,
+  type HandlerDefinition,
+  type HandlerOptions,
+  type StartHook,
+} from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";
 import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
 import type { Logger } from "../log/index.js";
@@ -53,8 +58,8 @@ export interface RouteDefinition {
   readonly fn: RouteFn<never>;
 }
 
-/** Runs before the endpoint reports ready: `/ping` answers 204 until every hook has finished. */
-export type StartHook = () => void | Promise<void>;
+/** Runs before the endpoint reports ready: `/ping` answers 204 until every hook has finished (a queue worker: before its first take). */
+export type { StartHook };
 
 /** A queue handler declared through an Endpoint: it carries the endpoint's settings. */
 export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends HandlerDefinition<I, O> {
@@ -253,7 +258,15 @@ export class Endpoint {
       );
     }
     const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
-    const withSettings: EndpointHandlerDefinition<I, O> = { ...definition, endpoint: this.settings };
+    const hooks = this.hooks;
+    const withSettings: EndpointHandlerDefinition<I, O> = {
+      ...definition,
+      endpoint: this.settings,
+      // The endpoint's onStart hooks (declared before or after .handler()), then the handler's own.
+      get startHooks() {
+        return [...hooks, ...definition.startHooks];
+      },
+    };
     this.queue = withSettings as EndpointHandlerDefinition;
     this.declared();
     return withSettings;

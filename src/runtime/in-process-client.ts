@@ -43,7 +43,7 @@ export function inProcessClient(calls: WorkerCalls, platform: PlatformConfig): P
       throw new PlatformHttpError(413, STATUS_CODES[413] ?? "", JSON.stringify({ error }), url);
     }
     try {
-      calls.post(route, jobId, JSON.parse(text), isStream);
+      calls.post(route, jobId, JSON.parse(text), isStream, Buffer.byteLength(text));
     } catch (err) {
       refused(err, url);
     }

@@ -5,11 +5,14 @@ import type { Config } from "../config/index.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
+import { jobLogBindings } from "../job/scope.js";
 import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
+import { fitResult } from "../worker/large-output.js";
+import { runWarmUp } from "./cold-start.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
 function readTestJob(config: Config, log: Logger): { job?: Record<string, unknown>; source?: string } {
@@ -72,8 +75,19 @@ export async function runOneShot(
     );
     return 1;
   }
+  // The warm-up runs here too, so the test job sees the worker as the platform would (docs/protocol.md §10.2).
+  const warmStart = performance.now();
+  // A hand-written definition ({kind: "handler", fn}) has no startHooks.
+  const hooks = definition.startHooks ?? [];
+  const warm = await runWarmUp(hooks, {
+    log,
+    reportUnhealthy: async () => {},
+    reportTimeoutMs: 0,
+  });
+  if (!warm) return 1;
+  if (hooks.length > 0) log.info(`Warm-up done. (${Math.round(performance.now() - warmStart)} ms)`);
   const raw: RawJob = { ...job, id: typeof job.id === "string" ? job.id : "local_test", input: job.input };
-  const jobLog = log.child({ requestId: raw.id });
+  const jobLog = log.child(jobLogBindings(raw));
   const timeoutMs =
     config.timeoutMs ??
     ((definition as Partial<EndpointHandlerDefinition>).endpoint?.executionTimeoutMs || DEFAULT_TIMEOUT_MS);
@@ -116,7 +130,12 @@ export async function runOneShot(
     log.error(reason instanceof Unfinished ? reason.message : `Job ${raw.id} was stopped: ${String(reason)}`);
     return 1;
   }
-  const { result } = outcome;
+  // Sized as the queue worker sizes it, so the body printed is the one the platform would get (§11.2).
+  const result = await fitResult(raw, outcome.result, {
+    offload: definition.offloadOutput ?? false,
+    signal: stop.signal,
+    log: jobLog,
+  });
   if (result.error !== undefined) {
     log.error(`Job ${raw.id} failed with error: ${describeFailure(result.error)}`);
     return 1;

@@ -17,6 +17,9 @@ export interface StartOptions {
   oneShot?: boolean;
 }
 
+/** When startApp was called: the app's module is imported by then (the start log's "import" phase, ms since the process start). */
+let appImportedAt: number | undefined;
+
 /**
  * The queue worker: take, run, report. `inProcess` is a platform in this process (--rp_serve_api): it is
  * called directly, and there is no heartbeat, as the worker's open job-stop call already says it is alive.
@@ -27,22 +30,42 @@ async function runQueueWorker(
   log: Logger,
   inProcess?: PlatformClient,
 ): Promise<number> {
+  const importedAt = appImportedAt ?? performance.now();
   // Loaded on demand so the one-shot path stays light.
   const { createPlatformClient } = await import("../worker/client.js");
   const { startHeartbeat } = await import("../worker/heartbeat.js");
   const { QueueWorker } = await import("../worker/worker.js");
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
-  // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
-  const { runStartupChecks } = await import("../fitness/startup.js");
+  // Fitness checks (docs/protocol.md §10) and warm-up, before the heartbeat and the first take, all within
+  // RUNPOD_INIT_TIMEOUT (§10.1); a failure or the timeout exits 1.
+  const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
-  const fit = await runStartupChecks({
-    config: config.fitness,
-    facts: await gpuFacts(),
+  const { coldStart, runWarmUp } = await import("./cold-start.js");
+  const fitness = {
+    name: "fitness",
+    run: async () =>
+      runStartupChecks({
+        config: config.fitness,
+        facts: await gpuFacts(),
+        log: workerLog,
+        reportUnhealthy: client.reportUnhealthy,
+      }),
+  };
+  const report = {
     log: workerLog,
     reportUnhealthy: client.reportUnhealthy,
+    reportTimeoutMs: UNHEALTHY_REPORT_TIMEOUT_MS,
+  };
+  // The warm-up (onStart of the handler or its Endpoint; a hand-written definition has none), §10.2.
+  const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks ?? [], report) };
+  const started = await coldStart({
+    phases: [fitness, warmUp],
+    initTimeoutMs: config.initTimeoutMs,
+    importedAt,
+    ...report,
   });
-  if (!fit) return 1;
+  if (!started) return 1;
   let heartbeat: ReturnType<typeof startHeartbeat>;
   const jobIds = { update: (ids: Iterable<string>) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
@@ -71,6 +94,7 @@ function resultOnStdout(): (text: string) => void {
 
 /** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
+  appImportedAt ??= performance.now();
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
   let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
   if (app.kind === "handler" && registry().remotes.size > 0) {

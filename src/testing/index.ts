@@ -1,6 +1,7 @@
 // flash-worker/testing: run a handler in a unit test, with no platform and no network.
 import type { HandlerDefinition } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
+import { jobLogBindings } from "../job/scope.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { createLogger, type LogLevel } from "../log/index.js";
 import { deserializeArg, serializeArg } from "../payload/base64.js";
@@ -50,7 +51,7 @@ export async function runJob<I, O>(
   const chunks: unknown[] = [];
   const progress: unknown[] = [];
   const job: RawJob = { ...options.fields, id: options.id ?? "test_job", input };
-  const log = createLogger({ level: options.logLevel ?? "SILENT", json: false }).child({ requestId: job.id });
+  const log = createLogger({ level: options.logLevel ?? "SILENT", json: false }).child(jobLogBindings(job));
   const own = definition as unknown as HandlerDefinition;
   const def = registry().remotes.size > 0 ? withRemoteFunctions(own) : own;
   const outcome = await executeJob(def.fn, job, {

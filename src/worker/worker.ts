@@ -4,6 +4,7 @@ import { FlashError, isFlashError } from "../errors.js";
 import { sleep } from "../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
+import { jobLogBindings } from "../job/scope.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
 import {
@@ -13,6 +14,7 @@ import {
   type RejectedJob,
   TooManyRequests,
 } from "./client.js";
+import { fitResult, LARGE_OUTPUT_ADVICE, megabytes, OFFLOAD_OVER_BYTES } from "./large-output.js";
 import { ProgressSender } from "./progress.js";
 
 /** The platform stopped this job through job-stop (cancel or timeout): nothing is posted for it (docs/protocol.md §3.3). */
@@ -55,9 +57,6 @@ interface RunningJob {
   controller: AbortController;
   finished: Promise<void>;
 }
-
-/** MB as the platform counts them (10 MB = 10,485,760 bytes in the interface document's limits). */
-const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /**
  * The queue worker: take jobs, run them through the job engine, report them; a stop channel cancels
@@ -229,9 +228,7 @@ export class QueueWorker {
 
   private async runJob(raw: RawJob, signal: AbortSignal): Promise<void> {
     const { client, definition, config } = this.options;
-    const bindings =
-      typeof raw.batchId === "string" ? { requestId: raw.id, batchId: raw.batchId } : { requestId: raw.id };
-    const log = this.options.log.child(bindings);
+    const log = this.options.log.child(jobLogBindings(raw));
     const progress = new ProgressSender(client, raw.id, log);
     log.info("Started.");
     try {
@@ -267,7 +264,14 @@ export class QueueWorker {
         await this.deliver(raw.id, { error: reason }, false, log);
         return;
       }
-      await this.deliver(raw.id, outcome.result, outcome.isStream, log);
+      // Sized before it is posted: offloaded, or failed naming the limit (docs/protocol.md §11.2).
+      const result = await fitResult(raw, outcome.result, {
+        offload: definition.offloadOutput,
+        signal,
+        log,
+      });
+      if (result !== outcome.result && result.error !== undefined) log.error(String(result.error));
+      await this.deliver(raw.id, result, outcome.isStream, log);
       log.info(`Finished. (${Math.round(outcome.handlerMs)} ms)`);
       if (outcome.result.stopPod) {
         log.info("refresh_worker flag set, stopping pod after job.");
@@ -302,7 +306,8 @@ export class QueueWorker {
       await client.done(jobId, result, isStream, this.deliveryBound());
       return;
     } catch (err) {
-      const size = megabytes(Buffer.byteLength(JSON.stringify(result)));
+      const bytes = Buffer.byteLength(JSON.stringify(result));
+      const size = megabytes(bytes);
       if (isFlashError(err, "PLATFORM_DELIVERY")) {
         const when = this.graceOver.signal.aborted
           ? "before the shutdown grace ran out"
@@ -325,7 +330,9 @@ export class QueueWorker {
       }
       const why = `the platform refused the ${size} result with ${err.message}`;
       log.error(`Failed to return job results. | ${why}`);
-      const fallback: JobResult = { error: `Job result was not accepted: ${why}` };
+      // A large output gets the way out with it; a small one was refused for another reason.
+      const advice = bytes > OFFLOAD_OVER_BYTES ? `. ${LARGE_OUTPUT_ADVICE}` : "";
+      const fallback: JobResult = { error: `Job result was not accepted: ${why}${advice}` };
       if (result.stopPod) fallback.stopPod = true;
       try {
         await client.done(jobId, fallback, isStream, this.deliveryBound());

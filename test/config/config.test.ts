@@ -12,6 +12,8 @@ describe("parseConfig: flag > env > default", () => {
       apiHost: "localhost",
       apiPort: 8000,
       gracePeriodMs: 30_000,
+      // RunPod: a cold start over 7 minutes is unhealthy (serverless/development/optimization).
+      initTimeoutMs: 420_000,
       port: 80,
     });
     expect(config.platform).toMatchObject({
@@ -26,9 +28,15 @@ describe("parseConfig: flag > env > default", () => {
     expect(config.files).toStrictEqual({
       maxDownloadBytes: 5 * 1024 ** 3,
       allowPrivateDownloads: false,
+      volumePath: "/runpod-volume",
       bucket: { endpointUrl: undefined, accessKeyId: undefined, secretAccessKey: undefined },
     });
     expect(rest).toStrictEqual([]);
+  });
+
+  it("RUNPOD_INIT_TIMEOUT is in seconds, kept in ms", () => {
+    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "800" }).config.initTimeoutMs).toBe(800_000);
+    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "0.5" }).config.initTimeoutMs).toBe(500);
   });
 
   it("the file helpers' variables (rp_download, rp_upload)", () => {
@@ -38,10 +46,12 @@ describe("parseConfig: flag > env > default", () => {
       BUCKET_ENDPOINT_URL: "http://127.0.0.1:9000/renders/",
       BUCKET_ACCESS_KEY_ID: "AK",
       BUCKET_SECRET_ACCESS_KEY: "SK",
+      FLASH_VOLUME_PATH: "/mnt/volume",
     });
     expect(config.files).toStrictEqual({
       maxDownloadBytes: 1_048_576,
       allowPrivateDownloads: true,
+      volumePath: "/mnt/volume",
       bucket: { endpointUrl: "http://127.0.0.1:9000/renders", accessKeyId: "AK", secretAccessKey: "SK" },
     });
   });
@@ -149,6 +159,11 @@ describe("parseConfig: flag > env > default", () => {
     [[], { PORT: "70000" }, 'Invalid value "70000" in environment variable PORT'],
     [[], { FLASH_GRACE_PERIOD: "-1" }, "environment variable FLASH_GRACE_PERIOD (seconds)"],
     [[], { RUNPOD_PING_INTERVAL: "soon" }, "environment variable RUNPOD_PING_INTERVAL"],
+    [
+      [],
+      { RUNPOD_INIT_TIMEOUT: "0" },
+      'Invalid value "0" in environment variable RUNPOD_INIT_TIMEOUT: expected more than 0 seconds',
+    ],
     [["--test-input"], {}, "Flag --test-input needs a value"],
     [
       [],

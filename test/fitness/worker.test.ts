@@ -113,6 +113,114 @@ describe("startup fitness checks in flash start", () => {
   });
 });
 
+describe("RUNPOD_INIT_TIMEOUT and the start log (docs/protocol.md §10.1)", () => {
+  const COLD = "test/fixtures/cold-start.ts";
+
+  it("the start log gives each phase in ms, then the first take", async () => {
+    const worker = flash(["start", COLD], { ...platform.env(), RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true" });
+    platform.push({ id: "j1", input: 1 });
+    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    const line = worker.stdout.find((l) => l.includes("Worker started in"));
+    expect(line).toMatch(/Worker started in \d+ ms \| import \d+ ms, fitness \d+ ms, warm-up \d+ ms$/);
+    // The warm-up ran once, before the first job.
+    expect(platform.of("done").map((r) => JSON.parse(r.body))).toEqual([
+      { output: { echoed: 1, warmed: 1 } },
+    ]);
+  });
+
+  it("an Endpoint's onStart hook (declared after .handler()) is the queue worker's warm-up", async () => {
+    const worker = flash(["start", COLD], {
+      ...platform.env(),
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      COLD_ENDPOINT: "1",
+    });
+    platform.push({ id: "j2", input: "x" });
+    await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    expect(platform.of("done").map((r) => JSON.parse(r.body))).toEqual([
+      { output: { echoed: "x", warmed: 1 } },
+    ]);
+  });
+
+  it("a warm-up that throws: one unhealthy report (check=warm_up), exit 1, no job taken", async () => {
+    const worker = flash(["start", COLD], {
+      ...platform.env(),
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      COLD_WARM_FAIL: "1",
+    });
+    platform.push({ id: "never-taken", input: {} });
+    expect(await worker.exited).toBe(1);
+    expect(platform.of("take")).toEqual([]);
+    expect(platform.of("ping").map((r) => query(r.url))).toEqual([
+      {
+        gpu: "X",
+        status: "unhealthy",
+        check: "warm_up",
+        reason: "RangeError: model weights missing",
+        runpod_version: VERSION,
+      },
+    ]);
+    const out = worker.stdout.join("\n");
+    expect(out).toContain("Warm-up failed: RangeError: model weights missing");
+    expect(out).toContain("Worker is unhealthy, exiting.");
+  });
+
+  it("a warm-up still running at RUNPOD_INIT_TIMEOUT is unhealthy too", async () => {
+    const worker = flash(["start", COLD], {
+      ...platform.env(),
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      RUNPOD_INIT_TIMEOUT: "2",
+      COLD_HANG: "warm-up",
+    });
+    expect(await worker.exited).toBe(1);
+    expect(platform.of("take")).toEqual([]);
+    expect(query(platform.of("ping")[0]!.url).reason).toBe(
+      "start-up exceeded RUNPOD_INIT_TIMEOUT (2 s) during warm-up",
+    );
+  });
+
+  it("flash run runs the warm-up before the test job; a failing one exits 1", async () => {
+    const ok = await flashRun(["run", COLD, "--test-input", '{"input":7}']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe('{"output":{"echoed":7,"warmed":1}}');
+    expect(ok.stderr).toMatch(/Warm-up done\. \(\d+ ms\)/);
+    const failed = await flashRun(["run", COLD, "--test-input", '{"input":7}'], { COLD_WARM_FAIL: "1" });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe("");
+    expect(failed.stderr).toContain("Warm-up failed: RangeError: model weights missing");
+  });
+
+  it("a fitness check still running at RUNPOD_INIT_TIMEOUT: one unhealthy report, exit 1, no job taken", async () => {
+    const worker = flash(["start", COLD], {
+      ...platform.env("w9"),
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      RUNPOD_INIT_TIMEOUT: "2",
+      COLD_HANG: "fitness",
+    });
+    platform.push({ id: "never-taken", input: {} });
+    expect(await worker.exited).toBe(1);
+    expect(platform.of("take")).toEqual([]);
+    const reports = platform.of("ping").map((r) => query(r.url));
+    expect(reports).toEqual([
+      {
+        gpu: "X",
+        status: "unhealthy",
+        check: "init_timeout",
+        reason: "start-up exceeded RUNPOD_INIT_TIMEOUT (2 s) during fitness",
+        runpod_version: VERSION,
+      },
+    ]);
+    const out = worker.stdout.join("\n");
+    expect(out).toMatch(
+      /Worker start-up took longer than RUNPOD_INIT_TIMEOUT \(2 s\); still in fitness after \d+ ms/,
+    );
+    expect(out).toContain("Worker is unhealthy, exiting.");
+  });
+});
+
 describe.runIf(hasCompiler())("on a (stand-in) GPU host", () => {
   it("the start log lists each GPU; the CUDA version and GPU health checks pass before the first take", async () => {
     const worker = flash(["start", FIXTURE], { ...platform.env(), FLASH_GPU_LIBRARY_DIR: fakeDriverDir() });

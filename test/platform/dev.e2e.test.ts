@@ -123,7 +123,7 @@ describe("flash dev: stopping jobs reaches the handler", () => {
     async () => {
       const { id } = await dev.call("/run", {
         input: { mock_delay: 600 },
-        policy: { executionTimeout: 2_000 },
+        policy: { executionTimeout: 5_000 },
       });
       const job = await eventually(
         async () => {

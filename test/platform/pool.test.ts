@@ -56,6 +56,26 @@ describe("worker pool", () => {
   );
 
   it(
+    "kills a worker that has not asked for a job within RUNPOD_INIT_TIMEOUT, even one whose event loop is blocked",
+    async () => {
+      t = await startTestPlatform({
+        workerInitTimeoutMs: 1_500,
+        endpoints: [{ id: "stuck", command: node("while (true) {}"), workers: [1, 1] }],
+      });
+      const line = await eventually(
+        () => t!.lines.find((l) => l.includes("not ready after RUNPOD_INIT_TIMEOUT (1.5 s)")),
+        "the init-timeout line",
+        60_000,
+      );
+      expect(line).toMatch(
+        /\| ERROR \| .*Worker:\w+ \| not ready after RUNPOD_INIT_TIMEOUT \(1\.5 s\): unhealthy; killing it/,
+      );
+      await eventually(() => t!.lines.some((l) => /\| exited with signal SIGKILL$/.test(l)), "the kill");
+    },
+    TIMEOUT,
+  );
+
+  it(
     "restarts a worker that crashes, backing off when it keeps crashing",
     async () => {
       t = await startTestPlatform({

@@ -38,7 +38,8 @@ describe("execution timeout", () => {
 
   it("a request's policy.executionTimeout overrides the endpoint's", async () => {
     t = await startTestPlatform();
-    const id = await run(t, "slow", { policy: { executionTimeout: 200 } });
+    // 5 s: the shortest the platform takes (send-requests, Execution policies).
+    const id = await run(t, "slow", { policy: { executionTimeout: 5_000 } });
     await t.worker("w1").takeOne();
     await eventually(async () => (await status(t!, id)).status === "TIMED_OUT", "the timeout");
   });

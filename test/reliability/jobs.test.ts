@@ -70,10 +70,16 @@ describe("misbehaving handlers", () => {
   });
 
   it("a result over the platform's limit: FAILED, with a message naming the size and the limit", async () => {
-    const big = await api("bad", "/run", { input: { mode: "big-result", mb: 25 } });
+    // 15 MB: sent, and refused by the platform (a /run job's result is at most 10 MB).
+    const big = await api("bad", "/run", { input: { mode: "big-result", mb: 15 } });
     const job = await settle("bad", big.id as string);
     expect(job.status).toBe("FAILED");
-    expect(String(job.error)).toMatch(/the platform refused the 25\.0 MB result with 413 .*20 MB/);
+    expect(String(job.error)).toMatch(/the platform refused the 15\.0 MB result with 413 .*10 MB/);
+    // 25 MB: over every limit, so the worker fails it before sending it (docs/protocol.md §11.2).
+    const huge = await api("bad", "/run", { input: { mode: "big-result", mb: 25 } });
+    const failed = await settle("bad", huge.id as string);
+    expect(failed.status).toBe("FAILED");
+    expect(String(failed.error)).toMatch(/^Job output is 25\.0 MB, over the platform's result limit .*20 MB/);
   });
 
   it("a stream chunk over 1 MB: FAILED, naming the size and the limit", async () => {

@@ -8,6 +8,10 @@ import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitP
 /** The platform's payload limits (docs/protocol.md §11): /run 10 MB, /runsync 20 MB. */
 export const RUN_BODY_LIMIT = 10 * MB;
 export const RUNSYNC_BODY_LIMIT = 20 * MB;
+/** The shortest policy.executionTimeout the platform takes. */
+export const MIN_EXECUTION_TIMEOUT_MS = 5_000;
+/** One /stream answer carries at most 1 MB of chunks; the rest waits for the next poll (operation-reference, /stream). */
+export const STREAM_ANSWER_LIMIT = 1 * MB;
 /** /runsync and /status-sync wait this long without `?wait=` (the platform's 90 s). */
 export const DEFAULT_SYNC_WAIT_MS = 90_000;
 
@@ -40,7 +44,8 @@ const jobRequestSchema = {
     policy: {
       type: "object",
       properties: {
-        executionTimeout: { type: "integer", minimum: 1 },
+        // 5 s to 7 days (serverless/endpoints/send-requests, "Execution policies").
+        executionTimeout: { type: "integer", minimum: MIN_EXECUTION_TIMEOUT_MS, maximum: MAX_TTL_MS },
         ttl: { type: "integer", minimum: MIN_TTL_MS, maximum: MAX_TTL_MS },
         lowPriority: { type: "boolean" },
       },
@@ -130,15 +135,21 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     if (String(request.headers.accept ?? "").includes("text/event-stream")) return streamEvents(job, reply);
     const gone = clientGone(reply);
     const deadline = Date.now() + ctx.longPollMs;
-    let chunks = readStream(job);
+    let chunks = readStream(job, STREAM_ANSWER_LIMIT);
     // Hold the poll until there is something to say, so a client looping on /stream does not spin.
     while (chunks.length === 0 && !isTerminal(job.status) && !gone.aborted && !scheduler.closed) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await scheduler.waitForChange(job, left, gone);
-      chunks = readStream(job);
+      chunks = readStream(job, STREAM_ANSWER_LIMIT);
     }
-    return { id: job.id, status: job.status, stream: chunks };
+    // Chunks left for the next page: a client stops polling at a final status, so it is shown once they are out.
+    const more = job.streamRead < job.stream.length;
+    return {
+      id: job.id,
+      status: more && isTerminal(job.status) ? "IN_PROGRESS" : job.status,
+      stream: chunks,
+    };
   };
   app.get("/stream/:jobId", stream);
   app.post("/stream/:jobId", stream);
@@ -209,9 +220,17 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
 }
 
 /** Chunks not yet handed out; a job without a generator gives its final output as one chunk. */
-function readStream(job: JobRecord): { output: unknown }[] {
-  const chunks = job.stream.slice(job.streamRead);
-  job.streamRead = job.stream.length;
+function readStream(job: JobRecord, limit = Number.POSITIVE_INFINITY): { output: unknown }[] {
+  const chunks: { output: unknown }[] = [];
+  let bytes = 0;
+  while (job.streamRead < job.stream.length) {
+    const chunk = job.stream[job.streamRead]!;
+    bytes += Buffer.byteLength(JSON.stringify(chunk));
+    // Always at least one chunk, so a poll never comes back empty while chunks wait.
+    if (chunks.length > 0 && bytes > limit) return chunks;
+    chunks.push(chunk);
+    job.streamRead++;
+  }
   if (isTerminal(job.status) && !job.streamed && job.hasOutput && !job.outputStreamed) {
     job.outputStreamed = true;
     chunks.push({ output: job.output });

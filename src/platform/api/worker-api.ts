@@ -45,7 +45,9 @@ export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Pro
   app.post("/job-done/:workerId/:jobId", { bodyLimit: RESULT_BODY_LIMIT }, async (request, reply) => {
     const isStream = (request.query as { isStream?: string }).isStream === "true";
     const { jobId } = request.params as PostParams;
-    return reply.send(calls(request).post("done", jobId, request.body, isStream));
+    const length = Number(request.headers["content-length"]);
+    const bytes = Number.isFinite(length) ? length : undefined;
+    return reply.send(calls(request).post("done", jobId, request.body, isStream, bytes));
   });
 
   app.post("/job-stream/:workerId/:jobId", { bodyLimit: STREAM_BODY_LIMIT }, async (request, reply) => {

@@ -4,11 +4,13 @@ import type { EndpointState } from "../state/endpoint.js";
 import type { JobRecord } from "../state/jobs.js";
 import type { PostOutcome, ResultBody } from "../state/scheduler.js";
 import type { PlatformContext } from "./context.js";
-import { HttpError, MB } from "./http.js";
+import { formatBytes, HttpError, MB } from "./http.js";
 
 /** A result may be as large as a /runsync answer; one stream chunk at most 1 MB (docs/protocol.md §11). */
 export const RESULT_BODY_LIMIT = 20 * MB;
 export const STREAM_BODY_LIMIT = 1 * MB;
+/** A /run job's result: 10 MB ("Payload limits", serverless/workers/handler-functions). */
+export const RUN_RESULT_LIMIT = 10 * MB;
 
 /** The job object a worker receives: what the platform sends on job-take, the request's fields kept (docs/protocol.md §4.1). */
 export interface TakenJob {
@@ -36,8 +38,8 @@ export interface PostAnswer {
 export interface WorkerCalls {
   /** job-take: up to `max` jobs, held up to the long-poll time for the first. */
   take(max: number, signal: AbortSignal): Promise<JobRecord[]>;
-  /** job-done (`"done"`) or job-stream (`"stream"`) with the body exactly as posted. */
-  post(route: "done" | "stream", jobId: string, body: unknown, isStream: boolean): PostAnswer;
+  /** job-done (`"done"`) or job-stream (`"stream"`) with the body exactly as posted (`bytes`: its size, when known). */
+  post(route: "done" | "stream", jobId: string, body: unknown, isStream: boolean, bytes?: number): PostAnswer;
   /** job-stop: the ids of this worker's jobs that were cancelled or timed out. */
   stops(signal: AbortSignal): Promise<string[]>;
   /** ping: liveness, a fitness failure, or the list of jobs the worker holds. */
@@ -62,7 +64,7 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
         release();
       }
     },
-    post(route, jobId, body, isStream) {
+    post(route, jobId, body, isStream, bytes) {
       const ep = endpoint();
       scheduler.seen(ep, workerId);
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -70,6 +72,12 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       }
       const job = scheduler.jobs.get(jobId);
       if (!job || job.endpointId !== ep.id) throw new HttpError(404, `Job ${jobId} not found`);
+      if (route === "done" && !job.sync && bytes !== undefined && bytes > RUN_RESULT_LIMIT) {
+        throw new HttpError(
+          413,
+          `The ${formatBytes(bytes)} result of job ${jobId} is over the ${formatBytes(RUN_RESULT_LIMIT)} limit of a /run job's result (/runsync: ${formatBytes(RESULT_BODY_LIMIT)})`,
+        );
+      }
       const outcome: PostOutcome =
         route === "done"
           ? scheduler.done(ep, workerId, job, body as ResultBody, isStream)

@@ -18,6 +18,8 @@ export interface PoolOptions {
   stopGraceMs: number;
   /** How often the pool looks at the queue and at idle workers. */
   tickMs?: number;
+  /** RUNPOD_INIT_TIMEOUT: a worker not heard from this long after its start is unhealthy and killed. */
+  initTimeoutMs?: number;
 }
 
 interface WorkerProcess {
@@ -26,6 +28,8 @@ interface WorkerProcess {
   startedAt: number;
   /** It has called the platform at least once. */
   contacted: boolean;
+  /** Killed for not calling in within RUNPOD_INIT_TIMEOUT. */
+  timedOut: boolean;
   stopping: boolean;
   exited: Promise<void>;
 }
@@ -267,6 +271,7 @@ export class WorkerPool {
   /** Brings the number of workers in line with the queue. */
   scale(): void {
     if (this.closed || !(this.endpoint.config.command || this.endpoint.config.launch)) return;
+    this.killSlowStarters();
     const [min, max] = this.endpoint.config.workers;
     const alive = this.alive();
     // low-priority jobs wait for a worker without starting one (the platform's policy.lowPriority)
@@ -291,6 +296,21 @@ export class WorkerPool {
         this.stop(worker);
         count--;
       }
+    }
+  }
+
+  /** A worker still starting past RUNPOD_INIT_TIMEOUT is unhealthy (its own timer may be blocked): killed, counted as a crash. */
+  private killSlowStarters(): void {
+    const limit = this.options.initTimeoutMs;
+    if (limit === undefined) return;
+    const now = Date.now();
+    for (const worker of this.alive()) {
+      if (worker.timedOut || this.hasContacted(worker) || now - worker.startedAt < limit) continue;
+      worker.timedOut = true;
+      this.options.log.error(
+        `Worker:${worker.id} | not ready after RUNPOD_INIT_TIMEOUT (${limit / 1000} s): unhealthy; killing it. Make start-up faster or raise RUNPOD_INIT_TIMEOUT (seconds).`,
+      );
+      kill(worker.child);
     }
   }
 
@@ -329,6 +349,7 @@ export class WorkerPool {
       child,
       startedAt: Date.now(),
       contacted: false,
+      timedOut: false,
       stopping: false,
       exited: new Promise((resolve) => {
         resolveExit = resolve;
