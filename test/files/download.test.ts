@@ -303,6 +303,86 @@ describe("size cap and timeout", () => {
   });
 });
 
+describe("edges (mutants that survived)", () => {
+  const policy = { policy: only127001 };
+
+  it("a body exactly at the cap is kept, declared or streamed", async () => {
+    const declared = await serve(body("1234567890"));
+    expect((await downloadWith(`${declared.url}/d`, { dir: scratch, maxBytes: 10 }, policy)).size).toBe(10);
+    const streamed = await serve((_req, res) => {
+      res.writeHead(200);
+      res.write("12345");
+      res.end("67890");
+    });
+    expect((await downloadWith(`${streamed.url}/s`, { dir: scratch, maxBytes: 10 }, policy)).size).toBe(10);
+  });
+
+  it("maxBytes and timeoutMs must be whole numbers >= 1", async () => {
+    for (const [name, value] of [
+      ["maxBytes", 0],
+      ["maxBytes", 1.5],
+      ["timeoutMs", -1],
+    ] as const) {
+      await expect(downloadWith("http://127.0.0.1:9/", { [name]: value }, policy)).rejects.toThrow(
+        `download: ${name} must be a whole number >= 1, got ${value}`,
+      );
+    }
+  });
+
+  it("a redirect without Location, and a 300 that is no redirect, are errors", async () => {
+    const server = await serve((req, res) => res.writeHead(req.url === "/moved" ? 302 : 300).end());
+    await expect(downloadWith(`${server.url}/moved`, { dir: scratch }, policy)).rejects.toThrow(
+      `download: ${server.url}/moved redirected without a Location header`,
+    );
+    await expect(downloadWith(`${server.url}/choices`, { dir: scratch }, policy)).rejects.toThrow(
+      `download: ${server.url}/choices answered HTTP 300`,
+    );
+  });
+
+  it("an IPv6 loopback literal is refused as loopback, brackets and all", async () => {
+    await expect(download("http://[::1]:9/x")).rejects.toThrow(
+      /^download: refused http:\/\/\[::1\]:9\/x: ::1 is /,
+    );
+  });
+
+  it("the extension: filename*= and quoted or bare filename=, else the URL's; never a long or odd one", async () => {
+    const disposition: Record<string, string> = {
+      "/star": "attachment; filename*=UTF-8''data.csv",
+      "/bare": "inline; filename=notes.txt; size=3",
+      "/long": 'attachment; filename="x.abcdefghijklm"',
+      "/odd": 'attachment; filename="x.p-g"',
+    };
+    const server = await serve((req, res) => {
+      const value = disposition[req.url ?? ""];
+      res.writeHead(200, value ? { "content-disposition": value } : {});
+      res.end("abc");
+    });
+    const ext = async (path: string) =>
+      (await downloadWith(`${server.url}${path}`, { dir: scratch }, policy)).path.replace(
+        /^.*?(\.[^./]*)?$/,
+        "$1",
+      );
+    expect(await ext("/star")).toBe(".csv");
+    expect(await ext("/bare")).toBe(".txt");
+    expect(await ext("/long")).toBe("");
+    expect(await ext("/odd")).toBe("");
+    expect(await ext("/file.tar.gz")).toBe(".gz");
+    expect(await ext("/plain")).toBe("");
+  });
+
+  it("a caller's abort says it stopped, with the reason", async () => {
+    const server = await serve(() => undefined);
+    const controller = new AbortController();
+    const pending = downloadWith(`${server.url}/slow`, { dir: scratch, signal: controller.signal }, policy);
+    await new Promise<void>((resolve) => {
+      const check = () => (server.hits.length > 0 ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    controller.abort(new Error("job cancelled"));
+    await expect(pending).rejects.toThrow(`download: ${server.url}/slow stopped: job cancelled`);
+  });
+});
+
 describe("inside a job", () => {
   it("saves into the job's folder, which is removed when the job ends, even when it fails", async () => {
     process.env.RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS = "true";
