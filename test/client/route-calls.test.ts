@@ -9,7 +9,7 @@ import {
   ExecutionTimeoutError,
 } from "../../src/client/index.js";
 import { PayloadTooLargeError } from "../../src/errors.js";
-import { eventually, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
+import { lbReady, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { captureLog, closedPortUrl, FAST_RETRY } from "./servers.js";
 
 let t: TestPlatform;
@@ -19,16 +19,7 @@ beforeAll(async () => {
       { id: "once-api", file: "test/fixtures/lb-once.ts", workers: [1, 1], executionTimeoutMs: 1_000 },
     ],
   });
-  await eventually(
-    async () =>
-      (
-        await fetch(`${t.platform.url}/lb/once-api/ping`, {
-          headers: { authorization: `Bearer ${t.platform.apiKey}` },
-        })
-      ).status === 200,
-    "the load-balanced worker",
-    60_000,
-  );
+  await lbReady(t, "once-api");
 }, 90_000);
 afterAll(async () => {
   await t?.platform.close();

@@ -13,7 +13,7 @@ import {
   EndpointKindError,
   EndpointNotDeployedError,
 } from "../../src/client/index.js";
-import { ENDPOINT, eventually, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
+import { ENDPOINT, lbReady, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { captureLog, FAST_RETRY } from "./servers.js";
 
 let t: TestPlatform;
@@ -21,17 +21,7 @@ beforeAll(async () => {
   t = await startTestPlatform({
     loadBalanced: [{ id: "routes-api", file: "test/fixtures/lb-routes.ts", workers: [1, 1] }],
   });
-  // The worker is up once its /ping says ready through the proxy.
-  await eventually(
-    async () =>
-      (
-        await fetch(`${t.platform.url}/lb/routes-api/ping`, {
-          headers: { authorization: `Bearer ${t.platform.apiKey}` },
-        })
-      ).status === 200,
-    "the load-balanced worker",
-    60_000,
-  );
+  await lbReady(t, "routes-api");
 }, 90_000);
 afterAll(async () => {
   await t.platform.close();

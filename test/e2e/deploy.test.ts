@@ -24,7 +24,7 @@ import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
 import { flash, flashRun, freePort, ROOT } from "../process.js";
-import { startRegistry } from "./registry.js";
+import { buildahIn, startRegistry } from "./registry.js";
 
 const KEY = "e2e-deploy-key";
 const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
@@ -40,20 +40,7 @@ const missingTool = !has("buildah", ["--version"])
     ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
     : undefined;
 
-const buildah = (args: string[]) =>
-  spawnSync(
-    "buildah",
-    [
-      "--root",
-      join(STORAGE, "storage"),
-      "--runroot",
-      join(STORAGE, "run"),
-      "--storage-driver",
-      "vfs",
-      ...args,
-    ],
-    { encoding: "utf8" },
-  );
+const buildah = buildahIn(STORAGE);
 
 /** The console's worker-log view as the page first gets it: the backlog event of /console/api/logs/events. */
 async function consoleBacklog(url: string, token: string): Promise<string> {

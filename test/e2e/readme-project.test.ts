@@ -15,7 +15,7 @@ import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { flashRun, freePort, ROOT } from "../process.js";
-import { startRegistry } from "./registry.js";
+import { buildahIn, startRegistry } from "./registry.js";
 
 const KEY = "e2e-readme-key";
 const STORAGE = process.env.FLASH_README_TEST_STORAGE ?? "/var/tmp/flash-readme-storage";
@@ -131,20 +131,7 @@ describe("README: Start a project, from npm pack to a COMPLETED runsync on a dep
   let registry: Awaited<ReturnType<typeof startRegistry>>;
   let platform: Platform;
   const built: string[] = [];
-  const buildah = (args: string[]) =>
-    spawnSync(
-      "buildah",
-      [
-        "--root",
-        join(STORAGE, "storage"),
-        "--runroot",
-        join(STORAGE, "run"),
-        "--storage-driver",
-        "vfs",
-        ...args,
-      ],
-      { encoding: "utf8" },
-    );
+  const buildah = buildahIn(STORAGE);
   const workingContainers = () =>
     buildah(["containers", "--format", "{{.ContainerName}}"])
       .stdout.split("\n")

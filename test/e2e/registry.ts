@@ -1,5 +1,6 @@
-// A real OCI registry (Debian's docker-registry) on a loopback port, for the deploy end-to-end tests.
-import { type ChildProcess, spawn } from "node:child_process";
+// A real OCI registry (Debian's docker-registry) on a loopback port, and buildah on a kept vfs storage, for the
+// deploy end-to-end tests.
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,4 +47,22 @@ export async function startRegistry(readonly = false): Promise<{ url: string; ho
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** buildah on its own vfs storage under `storage` (what FLASH_CONTAINER_STORAGE points the CLI at). */
+export function buildahIn(storage: string): (args: string[]) => SpawnSyncReturns<string> {
+  return (args) =>
+    spawnSync(
+      "buildah",
+      [
+        "--root",
+        join(storage, "storage"),
+        "--runroot",
+        join(storage, "run"),
+        "--storage-driver",
+        "vfs",
+        ...args,
+      ],
+      { encoding: "utf8" },
+    );
 }

@@ -163,6 +163,20 @@ export async function eventually<T>(
   }
 }
 
+/** Waits until a load-balanced endpoint's worker says ready (/ping 200) through the platform's proxy. */
+export async function lbReady(t: TestPlatform, id: string): Promise<void> {
+  await eventually(
+    async () =>
+      (
+        await fetch(`${t.platform.url}/lb/${id}/ping`, {
+          headers: { authorization: `Bearer ${t.platform.apiKey}` },
+        })
+      ).status === 200,
+    `the load-balanced worker of ${id}`,
+    60_000,
+  );
+}
+
 export interface JobJson {
   id: string;
   status: string;
