@@ -64,6 +64,11 @@ export interface Config {
   nodeBaseImage?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
+  /**
+   * How long a worker may take to become ready, e.g. a model server to answer its health check (RUNPOD_INIT_TIMEOUT,
+   * seconds); unset, the app's own limit applies (a declared server's `startTimeout`, else 7 minutes, as RunPod).
+   */
+  initTimeoutMs?: number;
   /** How long a computed result or stream chunk keeps being retried through transient failures (FLASH_DELIVERY_TIMEOUT). */
   deliveryTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
@@ -286,6 +291,7 @@ export const OPTIONS = {
     parse: (raw: string, source: string) => integer(0, 86_400)(raw, `${source} (seconds)`) * 1000,
   },
   deliveryTimeout: { flags: [], env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400) },
+  initTimeout: { flags: [], env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
@@ -386,6 +392,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
+    initTimeoutMs: pick("initTimeout"),
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
     platform: {

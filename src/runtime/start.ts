@@ -2,7 +2,8 @@
 import { type Config, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
-import { guardProcess, onShutdownSignal, stopWithParent } from "../lifecycle.js";
+import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
+import { serverOf } from "../server/handler.js";
 import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
@@ -36,26 +37,64 @@ async function runQueueWorker(
   // Fitness checks (docs/protocol.md §10): before the heartbeat and the first take; a failure exits 1.
   const { runStartupChecks } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
+  // A model server starts first: it loads while the fitness checks run.
+  const server = serverOf(app);
+  const supervised = server ? (await import("../server/supervise.js")).startServer(server, config, log) : undefined;
   const fit = await runStartupChecks({
     config: config.fitness,
     facts: await gpuFacts(),
     log: workerLog,
     reportUnhealthy: client.reportUnhealthy,
   });
-  if (!fit) return 1;
+  if (!fit) {
+    await supervised?.stop();
+    return 1;
+  }
   let heartbeat: ReturnType<typeof startHeartbeat>;
+  if (supervised) {
+    // Pings go on while the server loads, so the platform keeps the worker; no job is taken until it is healthy.
+    heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
+    const shutdown = nextShutdownSignal();
+    const stopWaiting = new AbortController();
+    void shutdown.signal.then(() => stopWaiting.abort());
+    const health = await supervised.ready(stopWaiting.signal);
+    shutdown.dispose();
+    if (!health.ok) {
+      await supervised.stop();
+      if (!stopWaiting.signal.aborted) await reportServerUnhealthy(client, workerLog, health.reason);
+      await heartbeat?.stop();
+      return stopWaiting.signal.aborted ? 0 : 1;
+    }
+  }
   const jobIds = { update: (ids: Iterable<string>) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
   const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
+  // The server dying fails the jobs in flight (each answered), then the worker reports unhealthy and exits 1.
+  let died: Error | undefined;
+  void supervised?.died.then((err) => {
+    died = err;
+    workerLog.error(err.message);
+    worker.fail("Model server exited", err);
+  });
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
-  heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
+  heartbeat ??= inProcess ? undefined : startHeartbeat(config, workerLog);
   // Jobs taken before the thread existed are in its first ping.
   heartbeat?.update(worker.jobIds);
   await running;
   stopListening();
+  await supervised?.stop();
+  if (died) await reportServerUnhealthy(client, workerLog, died.message);
   await heartbeat?.stop();
-  return 0;
+  return died ? 1 : 0;
+}
+
+/** As a failed fitness check is reported (docs/protocol.md §10): the platform is told, and the worker exits 1. */
+async function reportServerUnhealthy(client: PlatformClient, log: Logger, reason: string): Promise<void> {
+  const { UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
+  log.error(`Model server failed: ${reason}`);
+  await client.reportUnhealthy("model-server", reason, UNHEALTHY_REPORT_TIMEOUT_MS);
+  log.error("Worker is unhealthy, exiting.");
 }
 
 /** Sends everything written to stdout from now on to stderr, and returns the one way left to write to stdout. */
