@@ -104,7 +104,9 @@ function definitionOf<I, O>(fn: HandlerFn<I, O>, options: ServerHandlerOptions):
   const { server, ...rest } = options;
   if (server === undefined) return defineHandler(fn, rest);
   if (!isModelServer(server)) throw new TypeError("handler options: server must be made by server({...})");
-  const definition = defineHandler(fn, { concurrency: SERVER_CONCURRENCY, ...rest }) as HandlerDefinition;
+  // Chunks gathered for /run and /runsync, as worker-vllm (return_aggregate_stream=True).
+  const defaults = { concurrency: SERVER_CONCURRENCY, returnAggregateStream: true };
+  const definition = defineHandler(fn, { ...defaults, ...rest }) as HandlerDefinition;
   return withServer(definition, server) as HandlerDefinition<I, O>;
 }
 

@@ -39,7 +39,7 @@ export async function waitUntilHealthy(
           method: "GET",
           url,
           headers: {},
-          timeoutMs: Math.min(CHECK_TIMEOUT_MS, left),
+          timeoutMs: Math.min(CHECK_TIMEOUT_MS, Math.ceil(left)),
           signal: quit.signal,
         });
         if (response.status === 200) return { ok: true, ms: performance.now() - started };
