@@ -39,7 +39,9 @@ async function runQueueWorker(
   const { gpuFacts } = await import("../gpu/facts.js");
   // A model server starts first: it loads while the fitness checks run.
   const server = serverOf(app);
-  const supervised = server ? (await import("../server/supervise.js")).startServer(server, config, log) : undefined;
+  const supervised = server
+    ? (await import("../server/supervise.js")).startServer(server, config, workerLog)
+    : undefined;
   const fit = await runStartupChecks({
     config: config.fitness,
     facts: await gpuFacts(),

@@ -10,7 +10,10 @@ export type ServerBackedDefinition<I = unknown, O = unknown> = HandlerDefinition
 };
 
 /** The definition with `server` attached and, unless the server's `openai: false`, the passthrough in front. */
-export function withServer<D extends HandlerDefinition>(definition: D, server: ModelServer): D & { server: ModelServer } {
+export function withServer<D extends HandlerDefinition>(
+  definition: D,
+  server: ModelServer,
+): D & { server: ModelServer } {
   const fn = definition.fn as HandlerFn;
   const routed: HandlerFn = server.settings.openai
     ? (job) => (isOpenAIInput(job.input) ? openaiPassthrough(server, job.input) : fn(job))

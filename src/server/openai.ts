@@ -28,7 +28,8 @@ export async function openaiPassthrough(
   // "/v1/chat/completions", "chat/completions" and "/chat/completions" all name the same route.
   const route = `/v1/${input.openai_route.replace(/^\/?(v1\/)?/, "")}`;
   const body = isObject(input.openai_input) ? input.openai_input : undefined;
-  const get = body === undefined && /\/models\/?$/.test(route);
+  // The model list is a GET, whatever body the platform sent with it (`{}` from /openai/v1/models).
+  const get = /\/models\/?$/.test(route);
   const response = await server.fetch(route, {
     method: get ? "GET" : "POST",
     headers: get ? {} : { "content-type": "application/json" },

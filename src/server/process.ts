@@ -73,7 +73,8 @@ export class ServerProcess {
 
   /** "exited with code 3; its last lines:\n…", for the job error and the unhealthy report. */
   describe(exit: ServerExit): string {
-    const tail = this.lines.length > 0 ? `; its last lines:\n${this.lines.join("\n")}` : " (it printed nothing)";
+    const tail =
+      this.lines.length > 0 ? `; its last lines:\n${this.lines.join("\n")}` : " (it printed nothing)";
     return `${describeExit(exit)}${tail}`;
   }
 

@@ -34,7 +34,8 @@ export function startServer(server: ModelServer, config: Config, log: Logger): S
   const died = proc.exited.then(
     (exit) =>
       new Promise<ServerExitedError>((resolve) => {
-        if (!stopping) resolve(new ServerExitedError(`Model server '${settings.name}' ${proc.describe(exit)}`));
+        if (!stopping)
+          resolve(new ServerExitedError(`Model server '${settings.name}' ${proc.describe(exit)}`));
       }),
   );
   return {
@@ -43,7 +44,8 @@ export function startServer(server: ModelServer, config: Config, log: Logger): S
     died,
     async ready(stop) {
       const health = await waitUntilHealthy(proc, `${server.url}${settings.health}`, timeoutMs, stop);
-      if (health.ok) log.info(`Model server '${settings.name}' is ready. (${(health.ms / 1000).toFixed(1)} s)`);
+      if (health.ok)
+        log.info(`Model server '${settings.name}' is ready. (${(health.ms / 1000).toFixed(1)} s)`);
       return health;
     },
     async stop() {

@@ -21,7 +21,11 @@ function logger(lines: string[]): Logger {
   return createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } });
 }
 
-function fixture(env: Record<string, string> = {}): { model: ModelServer; proc: ServerProcess; lines: string[] } {
+function fixture(env: Record<string, string> = {}): {
+  model: ModelServer;
+  proc: ServerProcess;
+  lines: string[];
+} {
   const port = nextPort++;
   const model = server({
     command: "/usr/bin/python3",
@@ -58,7 +62,9 @@ describe("a model server process", () => {
     const pid = proc.pid!;
     // Its own group: the group id is its pid, not the test's.
     expect(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[2]).toBe(String(pid));
-    expect(lines.find((l) => l.includes("| fixture-llm | fixture: loading fixture-model (ok)"))).toBeDefined();
+    expect(
+      lines.find((l) => l.includes("| fixture-llm | fixture: loading fixture-model (ok)")),
+    ).toBeDefined();
     expect(proc.lastLines()).toContain("fixture: loading fixture-model (ok)");
   });
 
@@ -91,7 +97,9 @@ describe("a model server process", () => {
     const { model, proc } = fixture({ FIXTURE_MODE: "hang" });
     const health = await waitUntilHealthy(proc, `${model.url}/health`, 3000);
     expect(health.ok).toBe(false);
-    expect(health.ok || health.reason).toMatch(/did not answer 200 within 3 s \(last: no answer within \d+ ms\)/);
+    expect(health.ok || health.reason).toMatch(
+      /did not answer 200 within 3 s \(last: no answer within \d+ ms\)/,
+    );
   });
 
   it("stop sends SIGTERM to the group, then SIGKILL to one that ignores it", async () => {
