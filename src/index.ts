@@ -7,10 +7,10 @@ import type { PyType } from "./payload/pytypes.js";
 import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
 import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
-import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./server/declare.js";
-import { withServer } from "./server/handler.js";
 import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
+import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./server/declare.js";
+import { withServer } from "./server/handler.js";
 
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
 export {

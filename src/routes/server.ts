@@ -8,6 +8,8 @@ import Fastify, {
 import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
+import type { ModelServer } from "../server/declare.js";
+import { proxyToServer } from "../server/proxy.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 import { pathMatcher } from "./rules.js";
 
@@ -19,6 +21,10 @@ export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 
 export interface RouteServerOptions {
   log: Logger;
+  /** A model server: requests no route declares are proxied to it. */
+  server?: ModelServer;
+  /** Runs before the onStart hooks (the model server's health wait); a throw fails the start. */
+  ready?: () => Promise<void>;
 }
 
 export interface RouteServer {
@@ -214,6 +220,8 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
 
   for (const route of endpoint.routes)
     app.route({ method: route.method, url: route.path, handler: routeHandler(route) });
+  if (options.server)
+    proxyToServer(app, options.server, { log, endpoint: name, ready: () => state === "READY" });
 
   if (log.level === "DEBUG" || log.level === "TRACE") {
     app.addHook("onResponse", async (request, reply) => {
@@ -281,6 +289,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     },
     async start() {
       try {
+        await options.ready?.();
         for (const hook of endpoint.startHooks) await hook();
       } catch (err) {
         state = "SETUP_FAILED";
