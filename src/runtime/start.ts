@@ -99,6 +99,29 @@ async function reportServerUnhealthy(client: PlatformClient, log: Logger, reason
   log.error("Worker is unhealthy, exiting.");
 }
 
+/** The one-shot test with the app's model server started, healthy, and stopped after; 1 if it never got healthy. */
+async function withServerRunning(
+  app: App,
+  config: Config,
+  log: Logger,
+  run: () => Promise<number>,
+): Promise<number> {
+  const server = serverOf(app);
+  if (!server) return run();
+  const { startServer } = await import("../server/supervise.js");
+  const supervised = startServer(server, config, log);
+  const health = await supervised.ready();
+  try {
+    if (!health.ok) {
+      log.error(`Model server failed: ${health.reason}`);
+      return 1;
+    }
+    return await run();
+  } finally {
+    await supervised.stop();
+  }
+}
+
 /** Sends everything written to stdout from now on to stderr, and returns the one way left to write to stdout. */
 function resultOnStdout(): (text: string) => void {
   flushLog();
@@ -161,7 +184,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   if (print) {
     const { runOneShot } = await import("./one-shot.js");
-    return runOneShot(app, config, log.child({ subject: "local" }), print);
+    const local = log.child({ subject: "local" });
+    return withServerRunning(app, config, local, () => runOneShot(app, config, local, print));
   }
   return runQueueWorker(app, config, log);
 }

@@ -18,6 +18,9 @@ export function withServer<D extends HandlerDefinition>(
   const routed: HandlerFn = server.settings.openai
     ? (job) => (isOpenAIInput(job.input) ? openaiPassthrough(server, job.input) : fn(job))
     : fn;
+  // Marked as routes/openai.ts marks openaiCompatible() handlers (a global symbol), so `flash dev` prints the OpenAI base URL.
+  if (server.settings.openai)
+    Object.defineProperty(routed, Symbol.for("flash-worker.openai-compatible"), { value: true });
   return { ...definition, fn: routed, server };
 }
 
