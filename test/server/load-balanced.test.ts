@@ -13,7 +13,7 @@ import { Endpoint } from "../../src/routes/endpoint.js";
 import { serveEndpoint } from "../../src/routes/serve.js";
 import { server } from "../../src/server/declare.js";
 import { eventually } from "../platform/helpers.js";
-import { ROOT } from "../process.js";
+import { type Flash, flash, freePort, ROOT } from "../process.js";
 
 const FIXTURE = join(ROOT, "test/fixtures/model-server/openai_server.py");
 let nextPort = 18_800 + (process.pid % 50) * 2;
@@ -191,4 +191,40 @@ describe("a load-balanced endpoint whose model server dies", () => {
     expect(text).toContain("/health did not answer 200 within 1.5 s (last: it answered 503)");
     expect(text).toContain("Endpoint llm-proxy failed to start; exiting.");
   }, 60_000);
+});
+
+describe("flash dev on a load-balanced endpoint wrapping a model server (npm run build first)", () => {
+  let dev: Flash;
+  let base = "";
+  beforeAll(async () => {
+    dev = flash(["dev", "test/fixtures/model-server/endpoint.ts", "--port", "0", "--api-key", "lb-key"], {
+      FIXTURE_PORT: String(await freePort()),
+      FIXTURE_LOAD_SECONDS: "0.3",
+    });
+    const line = await dev.waitForLine(/is load-balanced endpoint "llm-proxy" at (http:\/\/\S+)/, 60_000);
+    base = /(http:\/\/127\.0\.0\.1:\d+\/lb\/llm-proxy)/.exec(line)![1]!;
+  }, 90_000);
+  afterAll(async () => {
+    if (dev && dev.child.exitCode === null) {
+      dev.child.kill("SIGINT");
+      expect(await dev.exited).toBe(0);
+    }
+  }, 90_000);
+
+  it("the openai client streams through the platform's /lb/<id>/v1 and the worker's proxy; TS routes still answer", async () => {
+    const client = new OpenAI({ apiKey: "lb-key", baseURL: `${base}/v1`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: "fixture-model",
+      messages: [{ role: "user", content: "via flash dev" }],
+      stream: true,
+    });
+    const deltas: string[] = [];
+    for await (const chunk of stream)
+      if (chunk.choices[0]?.delta.content) deltas.push(chunk.choices[0].delta.content);
+    expect(deltas).toEqual(["echo:", " via", " flash", " dev"]);
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual(["fixture-model"]);
+    const own = await fetch(`${base}/whoami`, { headers: { authorization: "Bearer lb-key" } });
+    expect(await own.json()).toEqual({ endpoint: "llm-proxy", declaredInTs: true });
+  }, 90_000);
 });
