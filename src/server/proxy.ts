@@ -61,8 +61,9 @@ export function proxyToServer(app: FastifyInstance, server: ModelServer, options
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forward(answer.headers));
-        // An SSE or chunked answer goes out as each piece arrives: headers first, then every chunk unbuffered.
-        res.flushHeaders();
+        // Each piece goes out as it arrives (pipe does not buffer); an event stream's headers go at once, so the
+        // client sees the answer start before the first token. Other answers' headers ride with their body.
+        if (answer.headers["content-type"]?.startsWith("text/event-stream")) res.flushHeaders();
         answer.pipe(res);
         answer.on("error", () => res.destroy());
       },

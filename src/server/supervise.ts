@@ -26,8 +26,10 @@ export function startServer(server: ModelServer, config: Config, log: Logger): S
   const { settings } = server;
   const serverLog = log.child({ subject: settings.name });
   const shown = settings.args ? [settings.command, ...settings.args].join(" ") : settings.command;
-  log.info(`Starting model server '${settings.name}': ${shown} (port ${settings.port})`);
   const proc = new ServerProcess(settings, serverLog);
+  log.info(
+    `Starting model server '${settings.name}' (pid ${proc.pid ?? "none"}): ${shown} (port ${settings.port})`,
+  );
   server.process = proc;
   const timeoutMs = config.initTimeoutMs ?? settings.startTimeoutMs;
   let stopping = false;
