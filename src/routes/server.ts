@@ -1,4 +1,5 @@
 // The HTTP server of a load-balanced endpoint: /ping, the routes, their arguments, answers and timeouts.
+import { createServer } from "node:http";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -9,7 +10,7 @@ import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "../server/declare.js";
-import { proxyToServer } from "../server/proxy.js";
+import { proxyFirst, type RawHandler } from "../server/proxy.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 import { pathMatcher } from "./rules.js";
 
@@ -142,7 +143,29 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
   // A function, so the check is made after the route's await (TypeScript would narrow a direct compare).
   const stopping = () => state === "STOPPING";
 
+  // Declared routes and /ping, as fastify matches them (a GET route answers HEAD too): the rest goes to the model server.
+  const declared = [
+    ...endpoint.routes.map((route) => ({ method: route.method as string, test: pathMatcher(route.path) })),
+    { method: "GET", test: /^\/ping$/ },
+  ];
+  const isDeclared = (method: string, path: string) =>
+    declared.some(
+      (d) => (d.method === method || (method === "HEAD" && d.method === "GET")) && d.test.test(path),
+    );
+  const model = options.server;
   const app = Fastify({
+    ...(model
+      ? {
+          serverFactory: (next: RawHandler) =>
+            createServer(
+              proxyFirst(
+                model,
+                { log, endpoint: name, ready: () => state === "READY", declared: isDeclared },
+                next,
+              ),
+            ),
+        }
+      : {}),
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
     // Keep-alive connections that sit idle are closed on shutdown; busy ones finish their request first.
@@ -220,8 +243,6 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
 
   for (const route of endpoint.routes)
     app.route({ method: route.method, url: route.path, handler: routeHandler(route) });
-  if (options.server)
-    proxyToServer(app, options.server, { log, endpoint: name, ready: () => state === "READY" });
 
   if (log.level === "DEBUG" || log.level === "TRACE") {
     app.addHook("onResponse", async (request, reply) => {
