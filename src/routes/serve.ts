@@ -1,8 +1,10 @@
 // Load-balanced mode: the endpoint's routes served on PORT until SIGTERM, then drained.
 import type { Config } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
 import { ServerStartError } from "../server/errors.js";
+import type { SupervisedServer } from "../server/supervise.js";
 import type { Endpoint } from "./endpoint.js";
 import { createRouteServer } from "./server.js";
 import { isEndpointConfigError } from "./settings.js";
@@ -35,9 +37,17 @@ export async function serveEndpoint(
   const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
   // A model server starts loading before the port opens; /ping answers 204 until its health check answers 200.
   const model = endpoint.server;
-  const supervised = model
-    ? (await import("../server/supervise.js")).startServer(model, config, lbLog)
-    : undefined;
+  let supervised: SupervisedServer | undefined;
+  try {
+    supervised = model
+      ? await (await import("../server/supervise.js")).startServer(model, config, lbLog)
+      : undefined;
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    lbLog.error(err.message);
+    signals?.dispose();
+    return 1;
+  }
   const giveUp = new AbortController();
   void stop.then(() => giveUp.abort());
   const ready = supervised

@@ -5,6 +5,7 @@ import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
 import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { serverOf } from "../server/handler.js";
+import type { SupervisedServer } from "../server/supervise.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
@@ -39,9 +40,16 @@ async function runQueueWorker(
   const { gpuFacts } = await import("../gpu/facts.js");
   // A model server starts first: it loads while the fitness checks run.
   const server = serverOf(app);
-  const supervised = server
-    ? (await import("../server/supervise.js")).startServer(server, config, workerLog)
-    : undefined;
+  let supervised: SupervisedServer | undefined;
+  try {
+    supervised = server
+      ? await (await import("../server/supervise.js")).startServer(server, config, workerLog)
+      : undefined;
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    await reportServerUnhealthy(client, workerLog, err.message);
+    return 1;
+  }
   const fit = await runStartupChecks({
     config: config.fitness,
     facts: await gpuFacts(),
@@ -109,7 +117,14 @@ async function withServerRunning(
   const server = serverOf(app);
   if (!server) return run();
   const { startServer } = await import("../server/supervise.js");
-  const supervised = startServer(server, config, log);
+  let supervised: SupervisedServer;
+  try {
+    supervised = await startServer(server, config, log);
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    log.error(err.message);
+    return 1;
+  }
   const health = await supervised.ready();
   try {
     if (!health.ok) {

@@ -1,8 +1,9 @@
+import { connect } from "node:net";
 // The runtime's side of a model server: start it at worker start, wait for its health, stop its group at the end.
 import type { Config } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "./declare.js";
-import { ServerExitedError } from "./errors.js";
+import { ServerExitedError, ServerStartError } from "./errors.js";
 import { type Health, waitUntilHealthy } from "./health.js";
 import { ServerProcess } from "./process.js";
 
@@ -21,9 +22,33 @@ export interface SupervisedServer {
   stop(): Promise<void>;
 }
 
-/** Spawns the server now; its output becomes log lines with its name as the subject. */
-export function startServer(server: ModelServer, config: Config, log: Logger): SupervisedServer {
+/** Whether something already listens on 127.0.0.1:`port`. */
+function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * Spawns the server now; its output becomes log lines with its name as the subject. Throws ServerStartError
+ * when its port is already taken: the health check would otherwise be answered by someone else's server.
+ */
+export async function startServer(
+  server: ModelServer,
+  config: Config,
+  log: Logger,
+): Promise<SupervisedServer> {
   const { settings } = server;
+  if (await portTaken(settings.port)) {
+    throw new ServerStartError(
+      `Model server '${settings.name}' cannot start: port ${settings.port} on 127.0.0.1 is already in use (another worker's server, or one left running); give each worker's server a port of its own`,
+    );
+  }
   const serverLog = log.child({ subject: settings.name });
   const shown = settings.args ? [settings.command, ...settings.args].join(" ") : settings.command;
   const proc = new ServerProcess(settings, serverLog);

@@ -2,14 +2,17 @@
 // own process group, output as log lines, health gating, the start timeout, an early exit, SIGTERM → SIGKILL,
 // and the OpenAI passthrough (plain, streamed, cut off by a crash, cancelled).
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/index.js";
 import { createLogger, type Logger } from "../../src/log/index.js";
 import { type ModelServer, server } from "../../src/server/declare.js";
 import { waitUntilHealthy } from "../../src/server/health.js";
 import { openaiPassthrough } from "../../src/server/openai.js";
 import { ServerProcess } from "../../src/server/process.js";
+import { startServer } from "../../src/server/supervise.js";
 import { eventually } from "../platform/helpers.js";
 import { ROOT } from "../process.js";
 
@@ -108,6 +111,48 @@ describe("a model server process", () => {
     const exit = await proc.stop(500);
     expect(exit.signal).toBe("SIGKILL");
     expect(alive(proc.pid!)).toBe(false);
+  });
+});
+
+describe("startServer", () => {
+  it("refuses a port something already listens on, before spawning anything", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    const lines: string[] = [];
+    try {
+      const model = server({ command: "echo should-not-run", port, name: "late" });
+      await expect(startServer(model, parseConfig([], {}).config, logger(lines))).rejects.toMatchObject({
+        code: "SERVER_START_FAILED",
+        message: `Model server 'late' cannot start: port ${port} on 127.0.0.1 is already in use (another worker's server, or one left running); give each worker's server a port of its own`,
+      });
+      expect(model.process).toBeUndefined();
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("waits for health with RUNPOD_INIT_TIMEOUT over the server's startTimeout, and stop ends it", async () => {
+    const port = nextPort++;
+    const model = server({
+      command: "/usr/bin/python3",
+      args: [FIXTURE, String(port)],
+      env: { FIXTURE_MODE: "never-healthy" },
+      port,
+      startTimeout: 600,
+    });
+    const lines: string[] = [];
+    const supervised = await startServer(
+      model,
+      parseConfig([], { RUNPOD_INIT_TIMEOUT: "1" }).config,
+      logger(lines),
+    );
+    started.push(supervised.process);
+    const health = await supervised.ready();
+    expect(health.ok || health.reason).toMatch(/did not answer 200 within 1 s/);
+    await supervised.stop();
+    expect(supervised.process.exit).toBeDefined();
+    expect(lines.some((l) => /Starting model server 'server' \(pid \d+\)/.test(l))).toBe(true);
   });
 });
 
