@@ -1,5 +1,5 @@
-import { connect } from "node:net";
 // The runtime's side of a model server: start it at worker start, wait for its health, stop its group at the end.
+import { connect } from "node:net";
 import type { Config } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "./declare.js";
