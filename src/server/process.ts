@@ -11,6 +11,20 @@ export interface ServerExit {
   error?: Error;
 }
 
+/**
+ * The group's leader: runs the server (its stdin /dev/null), ignores SIGTERM itself so the server's own exit code is
+ * the group's, and kills the whole group when its stdin (a pipe from the worker) ends: the worker died unstopped.
+ */
+const GUARD = [
+  'exec 3<&0; "$@" </dev/null 3<&- & server=$!',
+  "trap '' TERM INT",
+  "(read -r _ <&3; kill -KILL 0) & guard=$!",
+  "exec 3<&-",
+  'wait "$server"; code=$?',
+  'kill "$guard" 2>/dev/null',
+  'exit "$code"',
+].join("\n");
+
 /** Lines kept for the error a dead or unhealthy server is reported with. */
 const KEPT_LINES = 20;
 
@@ -33,11 +47,12 @@ export class ServerProcess {
   constructor(settings: ServerSettings, log: Logger) {
     const { command, args, env } = settings;
     // No args: a shell command line (MODEL_SERVER_COMMAND="vllm serve …"), as Docker's shell form runs it.
-    const [file, argv] = args ? [command, [...args]] : ["/bin/sh", ["-c", command]];
-    // Its own process group (detached), so stopping it reaches every process it started (vLLM's engine cores).
-    this.child = spawn(file, argv, {
+    const argv = args ? [command, ...args] : ["/bin/sh", "-c", command];
+    // Its own process group (detached), so stopping it reaches every process it started (vLLM's engine cores),
+    // led by a shell that watches its stdin, a pipe from this worker: SIGKILLed, the worker takes the group along.
+    this.child = spawn("/bin/sh", ["-c", GUARD, settings.name, ...argv], {
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...env },
     });
     for (const stream of [this.child.stdout, this.child.stderr]) {

@@ -1,11 +1,12 @@
 // A server-backed queue worker (`flash start`, a real child process) against a recording platform, on the wire:
 // heartbeat pings go out while the model server loads and no job-take is sent until its health answers 200; a
 // server that never becomes healthy is reported with status=unhealthy and the worker exits 1 without a take.
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RecordingPlatform } from "../conformance/recording-platform.js";
+import { eventually } from "../platform/helpers.js";
 import { flash, freePort } from "../process.js";
 
 let platform: RecordingPlatform;
@@ -73,4 +74,47 @@ describe("a server-backed queue worker on the wire", { timeout: 90_000 }, () => 
     expect(takes()).toEqual([]);
     expect(worker.stdout.some((l) => l.includes("Worker is unhealthy, exiting."))).toBe(true);
   });
+
+  it("a worker killed with SIGKILL takes its model server's whole process group along", async () => {
+    const port = await freePort();
+    const worker = flash(["start", "test/fixtures/model-server/handler.ts"], {
+      ...platform.env(),
+      FIXTURE_PORT: String(port),
+      FIXTURE_LOAD_SECONDS: "0",
+    });
+    const line = await worker.waitForLine(/Starting model server 'fixture-llm' \(pid \d+\)/, 30_000);
+    const leader = Number(/\(pid (\d+)\)/.exec(line)![1]);
+    await worker.waitForLine(/Model server 'fixture-llm' is ready\./, 30_000);
+    worker.child.kill("SIGKILL");
+    await worker.exited;
+    const gone = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    await eventually(() => gone(leader), "the server's group leader to exit", 20_000);
+    // Nothing of the group is left: no process in it, the port free again.
+    await eventually(
+      () => !readdirSync("/proc").some((d) => /^\d+$/.test(d) && pgid(d) === leader),
+      "the group",
+      20_000,
+    );
+    await eventually(
+      async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined,
+      "the port to be free",
+      20_000,
+    );
+  });
 });
+
+/** The process group of a pid, from /proc (undefined once it is gone). */
+function pgid(pid: string): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[2]);
+  } catch {
+    return undefined;
+  }
+}
