@@ -160,7 +160,16 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
             createServer(
               proxyFirst(
                 model,
-                { log, endpoint: name, ready: () => state === "READY", declared: isDeclared },
+                {
+                  log,
+                  endpoint: name,
+                  ready: () => state === "READY",
+                  declared: isDeclared,
+                  timeout: {
+                    ms: endpoint.executionTimeoutMs,
+                    message: timeoutMessage(name, endpoint.executionTimeoutMs),
+                  },
+                },
                 next,
               ),
             ),

@@ -11,6 +11,8 @@ import type { ModelServer } from "./declare.js";
 
 export interface ProxyOptions {
   log: Logger;
+  /** The endpoint's execution timeout: a server that has not begun its answer by then gets a 504 (0: none). */
+  timeout?: { ms: number; message: string };
   /** False while the server loads (the request is answered 503 with Retry-After) or once the worker stops. */
   ready(): boolean;
   /** The endpoint's name, for the answers the proxy gives itself. */
@@ -84,6 +86,7 @@ export function proxyFirst(
         agent,
       },
       (answer) => {
+        clearTimeout(timer);
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forward(answer.headers));
         // Each piece goes out as it arrives (pipe does not buffer); an event stream's headers go at once, so the
         // client sees the answer start before the first token. Other answers' headers ride with their body.
@@ -92,7 +95,17 @@ export function proxyFirst(
         answer.on("error", () => res.destroy());
       },
     );
+    const { timeout } = options;
+    const timer =
+      timeout && timeout.ms > 0
+        ? setTimeout(() => {
+            options.log.warn(`${req.method} ${url} answered 504: ${timeout.message}`);
+            json(res, 504, { error: timeout.message });
+            upstream.destroy();
+          }, timeout.ms)
+        : undefined;
     upstream.on("error", (err) => {
+      clearTimeout(timer);
       if (res.headersSent) {
         res.destroy();
         return;
@@ -102,6 +115,7 @@ export function proxyFirst(
     });
     // The client went away before the answer ended: the server sees the disconnect and stops generating.
     res.on("close", () => {
+      clearTimeout(timer);
       if (!res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);

@@ -29,6 +29,7 @@ async function serve(
   env: Record<string, string>,
   declare?: (api: Endpoint) => void,
   workerEnv: Record<string, string> = {},
+  executionTimeoutMs = 0,
 ): Promise<Running> {
   const port = nextPort++;
   const model = server({
@@ -38,7 +39,7 @@ async function serve(
     port,
     name: "fixture-llm",
   });
-  const api = new Endpoint({ name: "llm-proxy", server: model });
+  const api = new Endpoint({ name: "llm-proxy", server: model, executionTimeoutMs });
   declare?.(api);
   const lines: string[] = [];
   const log = createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } });
@@ -190,6 +191,24 @@ describe("a load-balanced endpoint whose model server dies", () => {
     const text = lb.lines.join("\n");
     expect(text).toContain("/health did not answer 200 within 1.5 s (last: it answered 503)");
     expect(text).toContain("Endpoint llm-proxy failed to start; exiting.");
+  }, 60_000);
+});
+
+describe("a load-balanced endpoint's execution timeout", () => {
+  it("a proxied request the server has not begun to answer in time gets the timeout's 504; a quick one its answer", async () => {
+    const lb = await serve({ FIXTURE_LOAD_SECONDS: "0" }, undefined, {}, 1000);
+    try {
+      await eventually(async () => (await fetch(`${lb.url}/ping`)).status === 200, "/ping 200", 30_000);
+      const quick = await fetch(`${lb.url}/slow?seconds=0`);
+      expect(await quick.json()).toEqual({ slept: 0 });
+      // Past the timeout, and short enough that the server (which finishes its sleep first) stops soon after.
+      const late = await fetch(`${lb.url}/slow?seconds=3`);
+      expect(late.status).toBe(504);
+      expect(await late.json()).toEqual({ error: "Execution timeout on llm-proxy after 1.0s" });
+    } finally {
+      lb.stop();
+      expect(await lb.exitCode).toBe(0);
+    }
   }, 60_000);
 });
 
