@@ -20,6 +20,7 @@ const UNIT = [
   "test/routes/rules.test.ts",
   "test/routes/server.test.ts",
   "test/routes/settings.test.ts",
+  "test/server/declare.test.ts",
 ];
 
 export default defineConfig({

@@ -49,6 +49,10 @@ export type ErrorCode =
   | "GPU_CHECK_FAILED"
   | "NO_GPU"
   | "FITNESS_CHECK_FAILED"
+  // A model server the worker runs beside its handler.
+  | "SERVER_START_FAILED"
+  | "SERVER_EXITED"
+  | "SERVER_HTTP"
   // The local platform's own answers.
   | "HTTP_STATUS"
   // The endpoint client.

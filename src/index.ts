@@ -9,6 +9,8 @@ import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { type App, registry } from "./runtime/registry.js";
 import { startApp } from "./runtime/start.js";
+import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./server/declare.js";
+import { withServer } from "./server/handler.js";
 
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
 export {
@@ -84,7 +86,36 @@ export {
   type NodeVersion,
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
+export {
+  DEFAULT_START_TIMEOUT_S,
+  ModelServer,
+  SERVER_CONCURRENCY,
+  type ServerOptions,
+  server,
+} from "./server/declare.js";
+export { ServerExitedError, ServerHttpError, ServerStartError } from "./server/errors.js";
 export { VERSION } from "./version.js";
+
+/** handler()'s options, with the model server the worker runs beside the handler. */
+export interface ServerHandlerOptions extends HandlerOptions {
+  /**
+   * A model server declared with server(): started with the worker, no job taken until its health check answers
+   * 200; jobs whose input is `{openai_route, openai_input}` go straight to it. Concurrency defaults to
+   * SERVER_CONCURRENCY (16).
+   */
+  server?: ModelServer;
+}
+
+/** The definition handler() and start() use: a server attached, the concurrency default a server wants. */
+function definitionOf<I, O>(fn: HandlerFn<I, O>, options: ServerHandlerOptions): HandlerDefinition<I, O> {
+  const { server, ...rest } = options;
+  if (server === undefined) return defineHandler(fn, rest);
+  if (!isModelServer(server)) throw new TypeError("handler options: server must be made by server({...})");
+  // Chunks gathered for /run and /runsync, as worker-vllm (return_aggregate_stream=True).
+  const defaults = { concurrency: SERVER_CONCURRENCY, returnAggregateStream: true };
+  const definition = defineHandler(fn, { ...defaults, ...rest }) as HandlerDefinition;
+  return withServer(definition, server) as HandlerDefinition<I, O>;
+}
 
 /**
  * A serverless endpoint in code (see the README, "Load-balanced endpoints"). Declaring routes or a queue
@@ -105,17 +136,17 @@ export class Endpoint extends EndpointDeclaration {
  */
 export function handler<S extends StandardSchemaV1, O = unknown>(
   fn: HandlerFn<StandardSchemaV1.InferOutput<S>, O>,
-  options: HandlerOptions & { input: S },
+  options: ServerHandlerOptions & { input: S },
 ): HandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
 export function handler<I = unknown, O = unknown>(
   fn: HandlerFn<I, O>,
-  options?: HandlerOptions,
+  options?: ServerHandlerOptions,
 ): HandlerDefinition<I, O>;
 export function handler<I = unknown, O = unknown>(
   fn: HandlerFn<I, O>,
-  options?: HandlerOptions,
+  options: ServerHandlerOptions = {},
 ): HandlerDefinition<I, O> {
-  const definition = defineHandler(fn, options);
+  const definition = definitionOf(fn, options);
   registry().app = definition as HandlerDefinition;
   scheduleAutoStart();
   return definition;
@@ -172,7 +203,7 @@ export function fitnessCheck(name: string, fn: FitnessCheckFn): void {
   registerFitnessCheck(name, fn);
 }
 
-export interface StartConfig<I = unknown, O = unknown> extends HandlerOptions {
+export interface StartConfig<I = unknown, O = unknown> extends ServerHandlerOptions {
   handler: HandlerFn<I, O>;
 }
 
@@ -186,7 +217,7 @@ export async function start<I = unknown, O = unknown>(config: StartConfig<I, O> 
     app = config;
   } else {
     const { handler: fn, ...options } = config;
-    app = defineHandler(fn, options) as HandlerDefinition;
+    app = definitionOf(fn, options) as HandlerDefinition;
   }
   const reg = registry();
   reg.app = app;

@@ -66,10 +66,14 @@ export interface Config {
   nodeBaseImage?: string;
   /** How long in-flight jobs may run after SIGTERM before they are reported as failed. */
   gracePeriodMs: number;
+  /**
+   * RUNPOD_INIT_TIMEOUT (seconds): start-up (import, fitness checks, warm-up, a model server's health wait) past
+   * this is unhealthy and the worker exits. Unset, DEFAULT_INIT_TIMEOUT_MS bounds the start-up phases and a
+   * declared server's own `startTimeout` (else the same 7 minutes) its health wait.
+   */
+  initTimeoutMs?: number;
   /** How long a computed result or stream chunk keeps being retried through transient failures (FLASH_DELIVERY_TIMEOUT). */
   deliveryTimeoutMs: number;
-  /** RUNPOD_INIT_TIMEOUT: start-up (import, fitness checks, warm-up) past this is unhealthy and the worker exits. */
-  initTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
   /** Address the load-balanced server binds (all interfaces in a container). */
@@ -407,7 +411,7 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     nodeBaseImage: pick("nodeBaseImage"),
     gracePeriodMs: pick("gracePeriod") ?? 30_000,
     deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
-    initTimeoutMs: pick("initTimeout") ?? DEFAULT_INIT_TIMEOUT_MS,
+    initTimeoutMs: pick("initTimeout"),
     port: pick("port") ?? 80,
     host: pick("host") ?? "0.0.0.0",
     platform: {

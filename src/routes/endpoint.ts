@@ -9,6 +9,8 @@ import {
 import type { HandlerFn } from "../job/types.js";
 import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
 import type { Logger } from "../log/index.js";
+import type { ModelServer } from "../server/declare.js";
+import { withServer } from "../server/handler.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
   EndpointConfigError,
@@ -80,6 +82,13 @@ export class Endpoint {
 
   constructor(options: EndpointOptions = {}) {
     this.settings = parseEndpointOptions(options);
+    // A model server alone is an app: every request goes to it.
+    if (this.settings.server) this.declared();
+  }
+
+  /** The model server declared with `server`, if any. */
+  get server(): ModelServer | undefined {
+    return this.settings.server;
   }
 
   get name(): string | undefined {
@@ -113,7 +122,7 @@ export class Endpoint {
   }
 
   get isLoadBalanced(): boolean {
-    return this.table.size > 0;
+    return this.table.size > 0 || (this.settings.server !== undefined && !this.queue);
   }
 
   /** The queue handler, when the endpoint was used with `handler()`. */
@@ -257,16 +266,22 @@ export class Endpoint {
         `endpoint${this.settings.name ? ` '${this.settings.name}'` : ""} already has a queue handler`,
       );
     }
-    const definition = defineHandler(fn, { concurrency: this.settings.maxConcurrency, ...options });
+    const { server } = this.settings;
+    const defaults = {
+      concurrency: this.settings.maxConcurrency,
+      returnAggregateStream: server !== undefined,
+    };
+    const definition = defineHandler(fn, { ...defaults, ...options });
+    const served = server ? withServer(definition as HandlerDefinition, server) : definition;
     const hooks = this.hooks;
-    const withSettings: EndpointHandlerDefinition<I, O> = {
-      ...definition,
+    const withSettings = {
+      ...served,
       endpoint: this.settings,
       // The endpoint's onStart hooks (declared before or after .handler()), then the handler's own.
       get startHooks() {
         return [...hooks, ...definition.startHooks];
       },
-    };
+    } as EndpointHandlerDefinition<I, O>;
     this.queue = withSettings as EndpointHandlerDefinition;
     this.declared();
     return withSettings;
@@ -277,7 +292,7 @@ export class Endpoint {
 
   /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
   assertRoutes(): void {
-    if (this.table.size > 0) return;
+    if (this.table.size > 0 || this.settings.server) return;
     const name = this.settings.name ? ` '${this.settings.name}'` : "";
     throw new EndpointConfigError(
       `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,

@@ -1,7 +1,10 @@
 // Load-balanced mode: the endpoint's routes served on PORT until SIGTERM, then drained.
 import type { Config } from "../config/index.js";
+import { isFlashError } from "../errors.js";
 import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
+import { ServerStartError } from "../server/errors.js";
+import type { SupervisedServer } from "../server/supervise.js";
 import type { Endpoint } from "./endpoint.js";
 import { createRouteServer } from "./server.js";
 import { isEndpointConfigError } from "./settings.js";
@@ -32,12 +35,37 @@ export async function serveEndpoint(
   }
   const signals = options.stop ? undefined : nextShutdownSignal();
   const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
-  const server = createRouteServer(endpoint, { log: lbLog });
+  // A model server starts loading before the port opens; /ping answers 204 until its health check answers 200.
+  const model = endpoint.server;
+  let supervised: SupervisedServer | undefined;
+  try {
+    supervised = model
+      ? await (await import("../server/supervise.js")).startServer(model, config, lbLog)
+      : undefined;
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    lbLog.error(err.message);
+    signals?.dispose();
+    return 1;
+  }
+  const giveUp = new AbortController();
+  void stop.then(() => giveUp.abort());
+  const ready = supervised
+    ? async () => {
+        const health = await supervised.ready(giveUp.signal);
+        if (!health.ok)
+          throw new ServerStartError(
+            `Model server '${supervised.server.settings.name}' failed: ${health.reason}`,
+          );
+      }
+    : undefined;
+  const server = createRouteServer(endpoint, { log: lbLog, server: model, ready });
   try {
     await server.app.listen({ host: config.host, port: config.port });
   } catch (err) {
     lbLog.error(`Could not listen on ${config.host}:${config.port}: ${(err as Error).message}`);
     signals?.dispose();
+    await supervised?.stop();
     return 1;
   }
   const address = server.app.server.address();
@@ -45,23 +73,37 @@ export async function serveEndpoint(
   lbLog.info(`Starting ${name} endpoint | listening on http://${config.host}:${port}`);
   for (const route of endpoint.routes) lbLog.debug(`Route ${route.method} ${route.path}`);
 
+  // The model server exiting ends the endpoint as a signal would, and the exit code says it failed.
+  let died: Error | undefined;
+  const ended = supervised
+    ? Promise.race([
+        stop,
+        supervised.died.then((err) => {
+          died = err;
+          lbLog.error(err.message);
+          return "the model server exited";
+        }),
+      ])
+    : stop;
   const started = server.start();
-  const first = await Promise.race([started.then((ok) => ({ ok })), stop.then((reason) => ({ reason }))]);
+  const first = await Promise.race([started.then((ok) => ({ ok })), ended.then((reason) => ({ reason }))]);
   if ("ok" in first && !first.ok) {
     lbLog.error(`Endpoint ${name} failed to start; exiting.`);
     await server.close(0);
+    await supervised?.stop();
     signals?.dispose();
     return 1;
   }
   if ("ok" in first) lbLog.info(`Endpoint ${name} ready | /ping answers 200`);
 
-  const reason = "reason" in first ? first.reason : await stop;
+  const reason = "reason" in first ? first.reason : await ended;
   signals?.dispose();
   lbLog.info(`Shutting down ${name} endpoint (${reason}); ${server.inFlight} request(s) in flight`);
   // A second signal ends the grace period at once, as in the queue worker.
   const stopListening = signals ? onShutdownSignal(() => server.endGrace()) : () => {};
-  await server.close(config.gracePeriodMs);
+  await server.close(died ? 0 : config.gracePeriodMs);
   stopListening();
+  await supervised?.stop();
   lbLog.info(`Endpoint ${name} stopped.`);
-  return 0;
+  return died ? 1 : 0;
 }

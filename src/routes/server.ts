@@ -1,4 +1,5 @@
 // The HTTP server of a load-balanced endpoint: /ping, the routes, their arguments, answers and timeouts.
+import { createServer } from "node:http";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -9,6 +10,8 @@ import { gpuSummary } from "../gpu/facts.js";
 import { drainRequest } from "../http/drain.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../http/prometheus.js";
 import type { Logger } from "../log/index.js";
+import type { ModelServer } from "../server/declare.js";
+import { proxyFirst, type RawHandler } from "../server/proxy.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 import { claimsPath, METRICS_PATH, RouteMetrics } from "./metrics.js";
 import { pathMatcher } from "./rules.js";
@@ -21,6 +24,10 @@ export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 
 export interface RouteServerOptions {
   log: Logger;
+  /** A model server: requests no route declares are proxied to it. */
+  server?: ModelServer;
+  /** Runs before the onStart hooks (the model server's health wait); a throw fails the start. */
+  ready?: () => Promise<void>;
 }
 
 export interface RouteServer {
@@ -138,7 +145,38 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
   // A function, so the check is made after the route's await (TypeScript would narrow a direct compare).
   const stopping = () => state === "STOPPING";
 
+  // Declared routes and /ping, as fastify matches them (a GET route answers HEAD too): the rest goes to the model server.
+  const declared = [
+    ...endpoint.routes.map((route) => ({ method: route.method as string, test: pathMatcher(route.path) })),
+    { method: "GET", test: /^\/ping$/ },
+  ];
+  const isDeclared = (method: string, path: string) =>
+    declared.some(
+      (d) => (d.method === method || (method === "HEAD" && d.method === "GET")) && d.test.test(path),
+    );
+  const model = options.server;
   const app = Fastify({
+    ...(model
+      ? {
+          serverFactory: (next: RawHandler) =>
+            createServer(
+              proxyFirst(
+                model,
+                {
+                  log,
+                  endpoint: name,
+                  ready: () => state === "READY",
+                  declared: isDeclared,
+                  timeout: {
+                    ms: endpoint.executionTimeoutMs,
+                    message: timeoutMessage(name, endpoint.executionTimeoutMs),
+                  },
+                },
+                next,
+              ),
+            ),
+        }
+      : {}),
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
     // Keep-alive connections that sit idle are closed on shutdown; busy ones finish their request first.
@@ -302,6 +340,7 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     },
     async start() {
       try {
+        await options.ready?.();
         for (const hook of endpoint.startHooks) await hook();
       } catch (err) {
         state = "SETUP_FAILED";

@@ -1,5 +1,6 @@
 // Endpoint configuration: each field checked at construction, with docs/toolkit.md §4.1's messages where it has one.
 import { FlashError, isFlashError } from "../errors.js";
+import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "../server/declare.js";
 import { GpuGroup, type GpuType, isGpuGroup, isGpuType } from "./gpu.js";
 
 /** A bad Endpoint option or route; the message is API (docs/design.md §4.4) and tests assert it. */
@@ -45,6 +46,12 @@ export interface EndpointOptions {
   minCudaVersion?: string;
   /** Environment variables of the deployed workers. */
   env?: Readonly<Record<string, string>>;
+  /**
+   * A model server made by server(): started with each worker; routes not declared in TS are proxied to it
+   * (load-balanced), or its OpenAI passthrough answers `{openai_route}` jobs (`.handler(fn)`). maxConcurrency
+   * then defaults to SERVER_CONCURRENCY (16).
+   */
+  server?: ModelServer;
 }
 
 /** The validated, normalised configuration. */
@@ -63,6 +70,7 @@ export interface EndpointSettings {
   flashboot?: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
   minCudaVersion?: string;
   env?: Readonly<Record<string, string>>;
+  server?: ModelServer;
 }
 
 const OPTION_NAMES = [
@@ -79,6 +87,7 @@ const OPTION_NAMES = [
   "flashboot",
   "minCudaVersion",
   "env",
+  "server",
 ] as const;
 
 /** `cpu3c-2-4`, `cpu5c-4-8`, `cpu5g-8-32`: generation, class, vCPUs, GiB. */
@@ -114,8 +123,16 @@ export function parseEndpointOptions(options: EndpointOptions): EndpointSettings
     dependencies: parseDependencies(options.dependencies),
     executionTimeoutMs: parseTimeout(options.executionTimeoutMs),
     nodeVersion: parseNodeVersion(options.nodeVersion),
-    maxConcurrency: parseConcurrency(options.maxConcurrency),
+    maxConcurrency:
+      options.maxConcurrency === undefined && options.server !== undefined
+        ? SERVER_CONCURRENCY
+        : parseConcurrency(options.maxConcurrency),
   };
+  if (options.server !== undefined) {
+    if (!isModelServer(options.server))
+      throw new EndpointConfigError(`server must be made by server({...}), got ${typeName(options.server)}`);
+    settings.server = options.server;
+  }
   if (options.name !== undefined) settings.name = parseName(options.name);
   if (cpu !== undefined) settings.cpu = parseCpu(cpu);
   else settings.gpu = parseGpu(gpu ?? GpuGroup.ANY);

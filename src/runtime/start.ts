@@ -1,9 +1,11 @@
 // startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
-import { type Config, parseConfig } from "../config/index.js";
+import { type Config, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
-import { guardProcess, onShutdownSignal, stopWithParent } from "../lifecycle.js";
+import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
 import { flushLog, type Logger, openLogger } from "../log/index.js";
+import { serverOf } from "../server/handler.js";
+import type { SupervisedServer } from "../server/supervise.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
@@ -42,6 +44,18 @@ async function runQueueWorker(
   const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
   const { coldStart, runWarmUp } = await import("./cold-start.js");
+  // A model server starts first: it loads while the fitness checks and the warm-up run.
+  const server = serverOf(app);
+  let supervised: SupervisedServer | undefined;
+  try {
+    supervised = server
+      ? await (await import("../server/supervise.js")).startServer(server, config, workerLog)
+      : undefined;
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    await reportServerUnhealthy(client, workerLog, err.message);
+    return 1;
+  }
   const fitness = {
     name: "fitness",
     run: async () =>
@@ -61,24 +75,89 @@ async function runQueueWorker(
   const warmUp = { name: "warm-up", run: () => runWarmUp(app.startHooks ?? [], report) };
   const started = await coldStart({
     phases: [fitness, warmUp],
-    initTimeoutMs: config.initTimeoutMs,
+    initTimeoutMs: config.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
     importedAt,
     ...report,
   });
-  if (!started) return 1;
+  if (!started) {
+    await supervised?.stop();
+    return 1;
+  }
   let heartbeat: ReturnType<typeof startHeartbeat>;
+  if (supervised) {
+    // Pings go on while the server loads, so the platform keeps the worker; no job is taken until it is healthy.
+    heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
+    const shutdown = nextShutdownSignal();
+    const stopWaiting = new AbortController();
+    void shutdown.signal.then(() => stopWaiting.abort());
+    const health = await supervised.ready(stopWaiting.signal);
+    shutdown.dispose();
+    if (!health.ok) {
+      await supervised.stop();
+      if (!stopWaiting.signal.aborted) await reportServerUnhealthy(client, workerLog, health.reason);
+      await heartbeat?.stop();
+      return stopWaiting.signal.aborted ? 0 : 1;
+    }
+  }
   const jobIds = { update: (ids: Iterable<string>) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
   const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));
+  // The server dying fails the jobs in flight (each answered), then the worker reports unhealthy and exits 1.
+  let died: Error | undefined;
+  void supervised?.died.then((err) => {
+    died = err;
+    workerLog.error(err.message);
+    worker.fail("Model server exited", err);
+  });
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
-  heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
+  heartbeat ??= inProcess ? undefined : startHeartbeat(config, workerLog);
   // Jobs taken before the thread existed are in its first ping.
   heartbeat?.update(worker.jobIds);
   await running;
   stopListening();
+  await supervised?.stop();
+  if (died) await reportServerUnhealthy(client, workerLog, died.message);
   await heartbeat?.stop();
-  return 0;
+  return died ? 1 : 0;
+}
+
+/** As a failed fitness check is reported (docs/protocol.md §10): the platform is told, and the worker exits 1. */
+async function reportServerUnhealthy(client: PlatformClient, log: Logger, reason: string): Promise<void> {
+  const { UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
+  log.error(`Model server failed: ${reason}`);
+  await client.reportUnhealthy("model-server", reason, UNHEALTHY_REPORT_TIMEOUT_MS);
+  log.error("Worker is unhealthy, exiting.");
+}
+
+/** The one-shot test with the app's model server started, healthy, and stopped after; 1 if it never got healthy. */
+async function withServerRunning(
+  app: App,
+  config: Config,
+  log: Logger,
+  run: () => Promise<number>,
+): Promise<number> {
+  const server = serverOf(app);
+  if (!server) return run();
+  const { startServer } = await import("../server/supervise.js");
+  let supervised: SupervisedServer;
+  try {
+    supervised = await startServer(server, config, log);
+  } catch (err) {
+    if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
+    log.error(err.message);
+    return 1;
+  }
+  const health = await supervised.ready();
+  try {
+    if (!health.ok) {
+      log.error(`Model server failed: ${health.reason}`);
+      return 1;
+    }
+    return await run();
+  } finally {
+    await supervised.stop();
+  }
 }
 
 /** Sends everything written to stdout from now on to stderr, and returns the one way left to write to stdout. */
@@ -148,7 +227,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   }
   if (print) {
     const { runOneShot } = await import("./one-shot.js");
-    return runOneShot(app, config, log.child({ subject: "local" }), print);
+    const local = log.child({ subject: "local" });
+    return withServerRunning(app, config, local, () => runOneShot(app, config, local, print));
   }
   return runQueueWorker(app, config, log);
 }

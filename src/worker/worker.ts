@@ -109,6 +109,12 @@ export class QueueWorker {
     this.wake?.();
   }
 
+  /** Stops taking jobs and fails each job in flight with `reason` (e.g. its model server died); every one is answered. */
+  fail(why: string, reason: Error): void {
+    this.shutdown(why);
+    for (const job of this.running.values()) job.controller.abort(reason);
+  }
+
   private scale(): number {
     const { concurrency } = this.options.definition;
     if (typeof concurrency === "number") return concurrency;

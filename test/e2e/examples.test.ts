@@ -40,7 +40,11 @@ describe("every example folder can be copied and built on its own", () => {
       const instructions = readFileSync(dockerfile, "utf8")
         .split("\n")
         .filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
-      expect(instructions[0]).toMatch(/^FROM flash-worker:(cpu|cuda)$/);
+      // The first stage is the flash-worker image (model-server copies the runtime from it into a vLLM image).
+      const from = instructions.find((line) => line.startsWith("FROM"));
+      expect(from).toMatch(
+        name === "model-server" ? /^FROM flash-worker:cuda AS runtime$/ : /^FROM flash-worker:(cpu|cuda)$/,
+      );
       expect(instructions.some((line) => /^CMD \["handler\.(ts|js|mjs)"\]$/.test(line))).toBe(true);
       // The examples import only flash-worker and node:*: the base image has everything they need.
       expect(existsSync(join(dir, "node_modules"))).toBe(false);
@@ -141,6 +145,43 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     },
   );
 
+  it.runIf(names.includes("model-server"))(
+    "model-server runs its test_input.json against MODEL_SERVER_COMMAND (the vLLM-shaped FastAPI fixture)",
+    async () => {
+      const port = await freePort();
+      const { code, stdout, stderr } = await flashRun(["run", "examples/model-server/handler.ts"], {
+        MODEL_SERVER_COMMAND: `/usr/bin/python3 test/fixtures/model-server/openai_server.py ${port}`,
+        MODEL_SERVER_PORT: String(port),
+        FIXTURE_LOAD_SECONDS: "0.5",
+      });
+      expect(code, stderr).toBe(0);
+      expect(jobResult(stdout)).toMatchObject({
+        output: {
+          object: "chat.completion",
+          choices: [{ message: { content: "echo: hello from the local test" } }],
+        },
+      });
+      expect(stderr).toMatch(/\| vllm \| fixture: loading fixture-model/);
+      expect(stderr).toMatch(/Model server 'vllm' is ready\./);
+      const native = await flashRun(
+        [
+          "run",
+          "examples/model-server/handler.ts",
+          "--test-input",
+          '{"input":{"messages":[{"role":"user","content":"native"}]}}',
+        ],
+        {
+          MODEL_SERVER_COMMAND: `/usr/bin/python3 test/fixtures/model-server/openai_server.py ${port}`,
+          MODEL_SERVER_PORT: String(port),
+        },
+      );
+      expect(native.code, native.stderr).toBe(0);
+      expect(jobResult(native.stdout)).toMatchObject({
+        output: { choices: [{ message: { content: "echo: native" } }] },
+      });
+    },
+  );
+
   it.runIf(names.includes("openai-compatible"))("openai-compatible answers a chat completion", async () => {
     const { code, stdout } = await runExample("openai-compatible");
     expect(code).toBe(0);
@@ -165,6 +206,7 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
     "openai-compatible",
     // Covered above on this CPU host; on a GPU by test/gpu/device-check.sh.
     "gpu",
+    "model-server",
   ]);
   for (const name of names.filter((n) => !covered.has(n))) {
     it(`${name} runs its test_input.json`, async () => {
