@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config/index.js";
+import { ConfigError, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../../src/config/index.js";
 
 describe("parseConfig: flag > env > default", () => {
   it("defaults", () => {
@@ -12,10 +12,12 @@ describe("parseConfig: flag > env > default", () => {
       apiHost: "localhost",
       apiPort: 8000,
       gracePeriodMs: 30_000,
-      // RunPod: a cold start over 7 minutes is unhealthy (serverless/development/optimization).
-      initTimeoutMs: 420_000,
       port: 80,
     });
+    // Unset: the start-up phases get RunPod's 7 minutes (serverless/development/optimization), a declared
+    // model server its own startTimeout.
+    expect(config.initTimeoutMs).toBeUndefined();
+    expect(DEFAULT_INIT_TIMEOUT_MS).toBe(420_000);
     expect(config.platform).toMatchObject({
       postOutputUrl: "JOB_DONE_URL",
       postStreamUrl: "JOB_STREAM_URL",
