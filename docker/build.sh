@@ -314,10 +314,10 @@ build_user_image echo localhost/flash-worker:cpu localhost/flash-example-echo:cp
 mapfile -d '' echo_argv < <(image_argv localhost/flash-example-echo:cpu)
 echo_ctr=$(bh from --pull=never localhost/flash-example-echo:cpu)
 check "echo (cpu): --test-input answered through ENTRYPOINT + CMD" "$logs/echo-test-input" \
-  expect_in 'Job result: {"output":{"smoke":"cpu image"}}' \
+  expect_in '{"output":{"smoke":"cpu image"}}' \
   in_ctr "$echo_ctr" "${echo_argv[@]}" --test-input '{"input":{"smoke":"cpu image"}}'
 check "echo (cpu): test_input.json from /app with the default command" "$logs/echo-default" \
-  expect_in 'Job result: {"output":{"name":"flash","message":"hello"}}' in_ctr "$echo_ctr" "${echo_argv[@]}"
+  expect_in '{"output":{"name":"flash","message":"hello"}}' in_ctr "$echo_ctr" "${echo_argv[@]}"
 port=$(free_port)
 bh copy "$echo_ctr" "$repo/docker/smoke" /tmp/smoke >/dev/null
 check "echo (cpu): queue worker takes a job; SIGTERM via tini mid-job drains it, posts, exits 0" "$logs/echo-queue" \
@@ -338,7 +338,7 @@ check "cpu image: ESM handler.js and handler.mjs in /app import the image's flas
     out=$("${@:2}" handler.js --test-input "{\"input\":{\"n\":1}}" 2>&1 && "${@:2}" handler.mjs --test-input "{\"input\":{\"n\":41}}" 2>&1) && rc=0 || rc=$?
     rm -f /app/handler.js /app/handler.mjs
     printf "%s\n" "$out"
-    grep -qF "Job result: {\"output\":{\"js\":2}}" <<<"$out" && grep -qF "Job result: {\"output\":{\"js\":42}}" <<<"$out" && ((rc == 0))
+    grep -qF "{\"output\":{\"js\":2}}" <<<"$out" && grep -qF "{\"output\":{\"js\":42}}" <<<"$out" && ((rc == 0))
   ' _ "$js_handler" "${echo_argv[@]:0:3}"
 # An app that installed its own flash-worker of another version: reported, and that copy runs (one registry).
 check "cpu image: an app's own flash-worker 9.9.9 is reported and used" "$logs/user-version" \
@@ -351,7 +351,7 @@ check "cpu image: an app's own flash-worker 9.9.9 is reported and used" "$logs/u
     out=$("$@" --test-input "{\"input\":{\"v\":1}}" 2>&1) && rc=0 || rc=$?
     rm -rf /app/node_modules
     printf "%s\n" "$out"
-    grep -qF "Version 9.9.9" <<<"$out" && grep -qF "Job result: {\"output\":{\"v\":1}}" <<<"$out" && ((rc == 0))
+    grep -qF "Version 9.9.9" <<<"$out" && grep -qF "{\"output\":{\"v\":1}}" <<<"$out" && ((rc == 0))
   ' _ "${echo_argv[@]}"
 check "cpu image: other commands run as given (flash-entrypoint node --version)" "$logs/passthrough" \
   expect_in "$(cut -d. -f1 <<<"${standin_node:-v}")" in_ctr "$echo_ctr" "${echo_argv[@]:0:3}" node --version
@@ -363,7 +363,7 @@ build_user_image stream localhost/flash-worker:cpu localhost/flash-example-strea
 mapfile -d '' stream_argv < <(image_argv localhost/flash-example-stream:cpu)
 stream_ctr=$(bh from --pull=never localhost/flash-example-stream:cpu)
 check "stream (cpu): generator chunks answered through ENTRYPOINT + CMD" "$logs/stream" \
-  expect_in 'Job result: {"output":[{"token":"in"},{"token":"the"},{"token":"image"}]}' \
+  expect_in '{"output":[{"token":"in"},{"token":"the"},{"token":"image"}]}' \
   in_ctr "$stream_ctr" "${stream_argv[@]}" --test-input '{"input":{"text":"in the image"}}'
 bh rm "$stream_ctr" >/dev/null
 
@@ -374,7 +374,7 @@ mapfile -d '' cuda_argv < <(image_argv localhost/flash-example-echo:cuda)
 cuda_ctr=$(bh from --pull=never localhost/flash-example-echo:cuda)
 check "echo (cuda): --test-input answered; the GPU report line does not fail a CPU host" "$logs/echo-cuda" \
   expect_in 'GPUs: none visible (no nvidia-smi' \
-  expect_in 'Job result: {"output":{"smoke":"cuda image"}}' \
+  expect_in '{"output":{"smoke":"cuda image"}}' \
   in_ctr "$cuda_ctr" "${cuda_argv[@]}" --test-input '{"input":{"smoke":"cuda image"}}'
 bh rm "$cuda_ctr" >/dev/null
 

@@ -12,12 +12,18 @@ export function addSecret(value: string | undefined | null): void {
   if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
 }
 
-/** Environment names whose value is a secret (RUNPOD_AI_API_KEY, BUCKET_SECRET_ACCESS_KEY…); not placeholders (<key>, $VAR). */
+/**
+ * Environment names whose value is a secret (RUNPOD_AI_API_KEY, BUCKET_SECRET_ACCESS_KEY, HF_TOKEN…); not
+ * placeholders (<key>, $VAR), and not counts such as MAX_TOKENS: a TOKEN name must end in TOKEN.
+ */
 const SECRET_ASSIGNMENT =
-  /\b([A-Z0-9_]*(?:API_KEY|SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS)[A-Z0-9_]*)=(?![<$*])("[^"]*"|'[^']*'|[^\s'"]+)/g;
-/** The same in JSON: "secretAccessKey": "…", "password": "…", "api_key": "…". */
+  /\b([A-Z0-9_]*(?:API_KEY|SECRET|PASSWORD|PASSWD|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS)[A-Z0-9_]*|[A-Z0-9_]*TOKEN)=(?![<$*])("[^"]*"|'[^']*'|[^\s'"]+)/g;
+/**
+ * The same in JSON: "secretAccessKey", "password", "api_key", "access_token", "authToken"…; a bare "token" is
+ * left alone (a model's stream chunks are {"token": …}).
+ */
 const SECRET_FIELD =
-  /("[A-Za-z_]*(?:[Ss]ecret|[Pp]assword|[Tt]oken|[Aa]pi_?[Kk]ey|[Aa]ccess_?[Kk]ey(?:_?[Ii]d)?)"\s*:\s*)"[^"]*"/g;
+  /("[A-Za-z_]*(?:[Ss]ecret|[Pp]assword|[Aa]pi_?[Kk]ey|[Aa]ccess_?[Kk]ey(?:_?[Ii]d)?|(?:[Aa]ccess|[Aa]uth|[Rr]efresh|[Ii]d|[Bb]earer|[Aa]pi|[Ss]ession)_?[Tt]oken)"\s*:\s*)"[^"]*"/g;
 const CREDS_FLAG = /(--creds[ =])\S+/g;
 const BEARER = /(Bearer )[A-Za-z0-9._~+/=-]{8,}/g;
 

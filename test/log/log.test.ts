@@ -108,6 +108,11 @@ describe("redaction (src/log/redact.ts)", () => {
     expect(lines[2]).toContain('--creds *** img; {"secretAccessKey":"***","name":"x"}');
     expect(lines[3]).toContain("Authorization: Bearer ***");
     expect(lines[4]).toContain("export RUNPOD_API_KEY=<your-api-key> or RUNPOD_API_KEY=$KEY");
+    // A model's tokens and token counts are not secrets; auth tokens are.
+    log.info('Stream chunk: {"token":"in"} MAX_TOKENS=512 {"max_tokens":16}');
+    expect(lines.at(-1)).toContain('Stream chunk: {"token":"in"} MAX_TOKENS=512 {"max_tokens":16}');
+    log.info('HF_TOKEN=hf_abcdefgh {"access_token":"ya29-long","authToken":"npm_long"}');
+    expect(lines.at(-1)).toContain('HF_TOKEN=*** {"access_token":"***","authToken":"***"}');
     // Short values are not registered: they would blank ordinary words.
     addSecret("short");
     log.info("a short word");
