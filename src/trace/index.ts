@@ -1,7 +1,6 @@
 // The tracing hooks the runtime calls: `tracing` stays undefined unless an OTLP endpoint variable is set, so the
 // default path pays one check and never loads the OpenTelemetry SDK (docs/design.md §4 item 9).
 import type { ServerResponse } from "node:http";
-import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { setTraceIdSource } from "../log/trace.js";
 
@@ -18,6 +17,12 @@ export interface JobSpan {
   end(status: string): void;
 }
 
+/** A job as job-take gave it: its id, and `delayTime` where the platform sent one. */
+export interface TracedJob {
+  id: string;
+  [field: string]: unknown;
+}
+
 /** Who runs the job: the span's attributes. */
 export interface JobIdentity {
   workerId: string;
@@ -26,9 +31,9 @@ export interface JobIdentity {
 
 export interface Tracing {
   /** Starts the job's span and runs `run` with it active, so the job's log lines carry its trace id. */
-  job<T>(raw: RawJob, who: JobIdentity, run: (span: JobSpan) => Promise<T>): Promise<T>;
-  /** A span around `run`, a child of the active span (a download, an upload, a payload decode). */
-  span<T>(name: string, attributes: SpanAttributes, run: () => Promise<T>): Promise<T>;
+  job<T>(raw: TracedJob, who: JobIdentity, run: (span: JobSpan) => Promise<T>): Promise<T>;
+  /** A span around `run` (ended when it returns, or settles if it returns a promise), a child of the active span. */
+  span<T>(name: string, attributes: SpanAttributes, run: () => T): T;
   /** An event on the active span, e.g. a post's retry. */
   event(name: string, attributes: SpanAttributes): void;
   /**

@@ -28,17 +28,37 @@ const DEFAULT_SERVICE_NAME = "flash-worker";
 /** Statuses that end a job's span as an error. */
 const FAILED_STATUSES = new Set(["FAILED", "TIMED_OUT"]);
 
-/** Runs `run` with `span` active and ends it when `run` settles; a throw marks it as an error. */
-async function within<T>(span: Span, parent: Context, run: () => Promise<T>): Promise<T> {
+/** Marks a span as failed with the error it ended on. */
+function failed(span: Span, err: unknown): void {
+  span.recordException(err instanceof Error ? err : String(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(err) });
+}
+
+/** Runs `run` with `span` active and ends it when `run` returns, or settles if it returns a promise. */
+function within<T>(span: Span, parent: Context, run: () => T): T {
+  let result: T;
   try {
-    return await context.with(trace.setSpan(parent, span), run);
+    result = context.with(trace.setSpan(parent, span), run);
   } catch (err) {
-    span.recordException(err instanceof Error ? err : String(err));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(err) });
-    throw err;
-  } finally {
+    failed(span, err);
     span.end();
+    throw err;
   }
+  if (!(result instanceof Promise)) {
+    span.end();
+    return result;
+  }
+  return result.then(
+    (value: unknown) => {
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      failed(span, err);
+      span.end();
+      throw err;
+    },
+  ) as T;
 }
 
 /** Starts the SDK (tracer provider, W3C propagation, OTLP/HTTP exporter) and returns the hooks it fills. */

@@ -3,9 +3,11 @@
 // and a default worker that never loads the SDK.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { serializeArg } from "../../src/payload/base64.js";
 import { RecordingPlatform } from "../conformance/recording-platform.js";
 import { FLASH, flash, flashRun, freePort, ROOT } from "../process.js";
 import { OtlpReceiver, type ReceivedSpan, spanTree } from "./receiver.js";
@@ -61,13 +63,20 @@ describe("traces", () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_SERVICE_NAME: "traced-worker",
         OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=ml",
+        RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "true",
         LOG_FORMAT: "json",
         ...FLUSH_AT_EXIT_ONLY,
       });
-      platform.push({ id: "job-1", input: {} });
+      // A file the handler downloads: a "download" span under the handler's.
+      const files = createServer((_req, res) => res.end("weights"));
+      await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+      const { port } = files.address() as { port: number };
+      platform.push({ id: "job-1", input: { download: `http://127.0.0.1:${port}/model.bin` } });
       await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 2);
       worker.child.kill("SIGTERM");
       expect(await worker.exited).toBe(0);
+      files.closeAllConnections();
+      files.close();
 
       // The worker has exited: whatever it sent has been received.
       const spans = receiver.spans;
@@ -88,12 +97,14 @@ describe("traces", () => {
       const handler = childOf(spans, job, "handler");
       const own = childOf(spans, handler, "load model");
       expect(own.attributes).toStrictEqual({ model: "tiny" });
+      const fetched = childOf(spans, handler, "download");
+      expect(fetched.attributes["url.full"]).toBe(`http://127.0.0.1:${port}/model.bin`);
       const post = childOf(spans, job, "result post");
       expect(post.events).toContainEqual({
         name: "retry",
         attributes: expect.objectContaining({ attempt: 1, "wait.ms": 1000 }),
       });
-      for (const s of [handler, own, post]) expect(s.traceId).toBe(job.traceId);
+      for (const s of [handler, own, fetched, post]) expect(s.traceId).toBe(job.traceId);
       console.log(`one job's trace, as received:\n${spanTree(spans)}`);
 
       // The job's JSON log lines, the handler's among them, carry its trace id.
@@ -142,6 +153,24 @@ describe("traces", () => {
     expect(off.code).toBe(0);
     // The process has exited: anything it was going to send has arrived.
     expect(receiver.spans.length).toBe(before);
+  });
+
+  it("remote functions: the pickled arguments' decode and the result's encode are spans of the handler", async () => {
+    const request = {
+      function_name: "add",
+      execution_type: "function",
+      args: [serializeArg(2), serializeArg(3)],
+    };
+    const run = await flashRun(
+      ["run", "test/fixtures/remote/app.ts", "--test-input", JSON.stringify({ input: request })],
+      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...FLUSH_AT_EXIT_ONLY },
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ output: { success: true } });
+    const job = only(receiver.spans, (s) => s.name === "job", "job span");
+    const handler = childOf(receiver.spans, job, "handler");
+    expect(childOf(receiver.spans, handler, "decode").attributes).toStrictEqual({ "flash.payload.args": 2 });
+    childOf(receiver.spans, handler, "encode");
   });
 
   it("a load-balanced request continues the caller's traceparent: same trace, parent = the caller's span", async () => {
