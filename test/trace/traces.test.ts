@@ -134,6 +134,45 @@ describe("traces", () => {
     });
   });
 
+  it("flash dev: a runsync job's span reaches the receiver with its id, status and children", {
+    timeout: 120_000,
+  }, async () => {
+    const port = await freePort();
+    const dev = flash(
+      ["dev", "test/trace/fixtures/traced.ts", "--port", String(port), "--api-key", "k9", "--workers", "1,1"],
+      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: "dev-traced" },
+    );
+    try {
+      const ready = await dev.waitForLine(/^Ready\. Try: curl/, 60_000);
+      const runsync = /(http:\/\/\S+\/runsync)/.exec(ready)?.[1];
+      expect(runsync, ready).toBeDefined();
+      const answer = (await fetch(runsync as string, {
+        method: "POST",
+        headers: { Authorization: "Bearer k9", "Content-Type": "application/json" },
+        body: JSON.stringify({ input: {} }),
+      }).then((r) => r.json())) as { id: string; status: string };
+      expect(answer.status).toBe("COMPLETED");
+      await receiver.waitFor(
+        (spans) => spans.some((s) => s.attributes["flash.job.id"] === answer.id),
+        30_000,
+      );
+      const job = only(receiver.spans, (s) => s.attributes["flash.job.id"] === answer.id, "job span");
+      expect(job).toMatchObject({
+        name: "job",
+        attributes: expect.objectContaining({ "flash.job.status": "COMPLETED" }),
+        resource: expect.objectContaining({ "service.name": "dev-traced" }),
+      });
+      await receiver.waitFor((spans) =>
+        spans.some((s) => s.parentSpanId === job.spanId && s.name === "result post"),
+      );
+      childOf(receiver.spans, childOf(receiver.spans, job, "handler"), "load model");
+      console.log(`a flash dev job's trace:\n${spanTree(receiver.spans)}`);
+    } finally {
+      dev.child.kill("SIGINT");
+      await dev.exited;
+    }
+  });
+
   it("flash run: the test job's spans are sent before the one-shot exits; OTEL_TRACES_SAMPLER=always_off sends none", async () => {
     const run = await flashRun(["run", "test/trace/fixtures/traced.ts", "--test-input", '{"input":{}}'], {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
