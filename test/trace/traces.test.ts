@@ -118,6 +118,24 @@ describe("traces", () => {
       });
     });
 
+    it("a generator job: each chunk's job-stream post is a span of the job", async () => {
+      const worker = flash(["start", "test/trace/fixtures/streamed.ts"], {
+        ...platform.env(),
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        ...FLUSH_AT_EXIT_ONLY,
+      });
+      platform.push({ id: "job-stream", input: {} });
+      await platform.waitFor((rs) => rs.some((r) => r.route === "done"));
+      worker.child.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+      const job = only(receiver.spans, (s) => s.name === "job", "job span");
+      expect(platform.of("stream")).toHaveLength(2);
+      const posts = receiver.spans.filter((s) => s.parentSpanId === job.spanId && s.name === "stream post");
+      expect(posts).toHaveLength(2);
+      childOf(receiver.spans, job, "handler");
+      childOf(receiver.spans, job, "result post");
+    });
+
     it("refresh_worker: the worker stops itself after the job, and the job's spans are sent before it exits", async () => {
       const worker = flash(["start", "test/trace/fixtures/traced.ts"], {
         ...platform.env(),
