@@ -13,6 +13,7 @@ import type { Agent, buildConnector } from "undici";
 import { readFilesConfig } from "../config/index.js";
 import { FlashError } from "../errors.js";
 import { currentJob } from "../job/scope.js";
+import { tracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
 import { type AddressPolicy, ANY_ADDRESS, PUBLIC_ONLY } from "./address.js";
 
@@ -64,11 +65,11 @@ class Refused extends Error {}
  */
 export async function download(url: string | URL, options: DownloadOptions = {}): Promise<DownloadedFile> {
   const config = readFilesConfig();
-  return downloadWith(
-    url,
-    { maxBytes: config.maxDownloadBytes, ...options },
-    { policy: config.allowPrivateDownloads ? ANY_ADDRESS : PUBLIC_ONLY },
-  );
+  const given = { maxBytes: config.maxDownloadBytes, ...options };
+  const connection = { policy: config.allowPrivateDownloads ? ANY_ADDRESS : PUBLIC_ONLY };
+  // Tracing on: a "download" span, a child of the handler's.
+  if (!tracing) return downloadWith(url, given, connection);
+  return tracing.span("download", { "url.full": String(url) }, () => downloadWith(url, given, connection));
 }
 
 /** download() with the address policy given: the guard's own tests use it. */

@@ -5,6 +5,7 @@ import { stat } from "node:fs/promises";
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
 import { currentJob } from "../job/scope.js";
+import { tracing } from "../trace/index.js";
 import { type BucketTarget, resolveBucket, UploadError } from "./bucket.js";
 
 export { hasBucket, UploadError } from "./bucket.js";
@@ -78,6 +79,12 @@ function quietly<T>(make: () => T): T {
  * Requests are retried on 5xx answers and dropped connections; then an UploadError says what failed.
  */
 export async function upload(data: UploadData, options: UploadOptions = {}): Promise<UploadedFile> {
+  // Tracing on: an "upload" span, a child of the handler's.
+  if (!tracing) return uploadNow(data, options);
+  return tracing.span("upload", {}, () => uploadNow(data, options));
+}
+
+async function uploadNow(data: UploadData, options: UploadOptions): Promise<UploadedFile> {
   const expiresIn = options.expiresIn ?? MAX_EXPIRES_S;
   if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > MAX_EXPIRES_S) {
     throw new TypeError(

@@ -1,6 +1,7 @@
 // The one job engine: runs a handler on one job (plain, promised or streamed) and shapes its result.
 import { createLogger, flushLog, type Logger } from "../log/index.js";
 import { stackText } from "../log/stack.js";
+import type { JobSpan } from "../trace/index.js";
 import { describeHandlerError, encodeHandlerError, errorMessage, truthy } from "./errors.js";
 import { findUnsafeJson } from "./json-safe.js";
 import { runInJobScope } from "./scope.js";
@@ -20,6 +21,8 @@ export interface ExecuteOptions {
   progress?: (value: unknown) => void;
   /** The caller reports a failure itself (the one-shot test): no "Captured Handler Exception" lines. */
   quiet?: boolean;
+  /** The job's span when tracing: the handler runs in a child span of it. */
+  span?: JobSpan;
 }
 
 export type JobOutcome =
@@ -105,7 +108,11 @@ function streamErrorResult(err: unknown, log: Logger): JobResult {
  * the job's scope, so download() and upload() know their job; the job's files folder goes when it ends.
  */
 export function executeJob(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {
-  return runInJobScope(raw, options.signal, options.log, () => runHandler(handler, raw, options));
+  return runInJobScope(raw, options.signal, options.log, () =>
+    options.span
+      ? options.span.handler(() => runHandler(handler, raw, options))
+      : runHandler(handler, raw, options),
+  );
 }
 
 async function runHandler(handler: HandlerFn, raw: RawJob, options: ExecuteOptions): Promise<JobOutcome> {

@@ -2,6 +2,7 @@
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
 import { FlashError, isFlashError } from "../errors.js";
 import { stackText } from "../log/stack.js";
+import { tracing } from "../trace/index.js";
 import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
@@ -195,6 +196,14 @@ export class RemoteDispatcher {
     if (typeof dict !== "object" || dict === null || Array.isArray(dict))
       throw new RequestError("kwargs must be an object");
     if (this.json(request)) return [list, dict as Record<string, unknown>];
+    // Tracing on: the pickle decode is a "decode" span of the handler's.
+    if (!tracing) return this.unpickle(list, dict, exact);
+    return tracing.span("decode", { "flash.payload.args": list.length }, () =>
+      this.unpickle(list, dict, exact),
+    );
+  }
+
+  private unpickle(list: unknown[], dict: object, exact: boolean): [unknown[], Record<string, unknown>] {
     // the limits and messages of docs/toolkit.md §3 apply to each argument on its own
     const options: DecodeOptions = { ...this.options.decode, floats: exact ? "PyFloat" : "number" };
     const decoded = list.map((a) => deserializeArg(a, options));
@@ -271,14 +280,12 @@ export class RemoteDispatcher {
     extra: Partial<FunctionResponse> & { stdout: string },
   ): FunctionResponse {
     if (this.json(request)) return functionResponse({ success: true, json_result: toJson(value), ...extra });
-    return functionResponse({
-      success: true,
-      result: serializeResult(
-        value,
-        this.options.protocol === undefined ? undefined : { protocol: this.options.protocol },
-      ),
-      ...extra,
-    });
+    const options = this.options.protocol === undefined ? undefined : { protocol: this.options.protocol };
+    // Tracing on: the pickle encode is an "encode" span of the handler's.
+    const result = tracing
+      ? tracing.span("encode", {}, () => serializeResult(value, options))
+      : serializeResult(value, options);
+    return functionResponse({ success: true, result, ...extra });
   }
 
   /** The return value converted to its declared type (declared floats go back as float). */

@@ -12,6 +12,7 @@ import { PROMETHEUS_CONTENT_TYPE } from "../http/prometheus.js";
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "../server/declare.js";
 import { proxyFirst, type RawHandler } from "../server/proxy.js";
+import { tracing } from "../trace/index.js";
 import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "./endpoint.js";
 import { claimsPath, METRICS_PATH, RouteMetrics } from "./metrics.js";
 import { pathMatcher } from "./rules.js";
@@ -252,8 +253,22 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     return reply.code(503).send({ status: "unhealthy", state });
   });
 
-  for (const route of endpoint.routes)
-    app.route({ method: route.method, url: route.path, handler: routeHandler(route) });
+  for (const route of endpoint.routes) {
+    const handler = routeHandler(route);
+    const traced = tracing;
+    // Tracing on: each request runs in its span (continuing an incoming traceparent); off, the handler is bare.
+    const attributes = { "http.request.method": route.method, "http.route": route.path };
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: traced
+        ? (request, reply) =>
+            traced.request(`${route.method} ${route.path}`, attributes, request.headers, reply.raw, () =>
+              handler(request, reply),
+            )
+        : handler,
+    });
+  }
 
   // Every answer counted, /ping's and refusals' too; /metrics itself only where no user route claims the path.
   const metrics = new RouteMetrics();

@@ -11,6 +11,7 @@ import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
+import { type JobSpan, tracing } from "../trace/index.js";
 import { fitResult } from "../worker/large-output.js";
 import { runWarmUp } from "./cold-start.js";
 
@@ -111,18 +112,29 @@ export async function runOneShot(
     );
   process.once("beforeExit", drained);
   jobLog.info("Started.");
-  const outcome = await executeJob(definition.fn, raw, {
-    worker: { workerId: config.platform.workerId, hostname: config.platform.hostname },
-    log: jobLog,
-    signal: stop.signal,
-    // The result body is the one the platform would get; the chunks are shown as they come.
-    returnAggregateStream: definition.returnAggregateStream,
-    refreshWorker: definition.refreshWorker,
-    progress: (value) => jobLog.info(`Progress: ${JSON.stringify(value)}`),
-    stream: async (chunk) => jobLog.info(`Stream chunk: ${JSON.stringify(chunk)}`),
-    // Reported once, below, with the user's own frames.
-    quiet: true,
-  });
+  const execute = (span?: JobSpan) =>
+    executeJob(definition.fn, raw, {
+      span,
+      worker: { workerId: config.platform.workerId, hostname: config.platform.hostname },
+      log: jobLog,
+      signal: stop.signal,
+      // The result body is the one the platform would get; the chunks are shown as they come.
+      returnAggregateStream: definition.returnAggregateStream,
+      refreshWorker: definition.refreshWorker,
+      progress: (value) => jobLog.info(`Progress: ${JSON.stringify(value)}`),
+      stream: async (chunk) => jobLog.info(`Stream chunk: ${JSON.stringify(chunk)}`),
+      // Reported once, below, with the user's own frames.
+      quiet: true,
+    });
+  // Tracing on: the test job gets its span as a queue job does.
+  const traced = tracing;
+  const outcome = traced
+    ? await traced.job(raw, { workerId: config.platform.workerId }, async (span) => {
+        const ran = await execute(span);
+        span.end(ran.kind === "result" && ran.result.error === undefined ? "COMPLETED" : "FAILED");
+        return ran;
+      })
+    : await execute();
   clearTimeout(timer);
   process.off("beforeExit", drained);
   if (outcome.kind !== "result") {

@@ -6,6 +6,7 @@ import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } fr
 import { flushLog, type Logger, openLogger } from "../log/index.js";
 import { serverOf } from "../server/handler.js";
 import type { SupervisedServer } from "../server/supervise.js";
+import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
 import type { PlatformClient } from "../worker/client.js";
 import { type App, registry } from "./registry.js";
@@ -212,6 +213,22 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   else process.stdout.write(`${banner}\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());
+  // OTLP traces when an OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; the spans left go out before the exit code.
+  await startTracing(env, log);
+  try {
+    return await runMode(app, config, log, print);
+  } finally {
+    await stopTracing();
+  }
+}
+
+/** Runs the app in its mode: a load-balanced endpoint, the in-process API, the one-shot test or the queue worker. */
+async function runMode(
+  app: App,
+  config: Config,
+  log: Logger,
+  print: ((text: string) => void) | undefined,
+): Promise<number> {
   if (app.kind === "endpoint") {
     // Loaded on demand so queue workers never pay for the HTTP server.
     if (print) {

@@ -7,6 +7,7 @@ import { DELIVERY_RETRY, type Outcome, PING_RETRY, PROGRESS_RETRY, type RetryPol
 import { transportFor, type WireAnswer } from "../http/wire.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
+import { tracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
@@ -151,6 +152,8 @@ export function createPlatformClient(options: ClientOptions): PlatformClient {
         log.warn(`${request.what} failed (attempt ${attempt}${of}): ${failure}; retrying in ${wait} ms`, {
           jobId: request.id,
         });
+        // An event on the post's span when tracing (the active span is the result or stream post's).
+        tracing?.event("retry", { attempt, failure, "wait.ms": wait });
       },
       unreachable: (request, cause, attempts) =>
         new DeliveryError(

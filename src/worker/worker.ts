@@ -7,6 +7,7 @@ import { executeJob } from "../job/execute.js";
 import { jobLogBindings } from "../job/scope.js";
 import type { JobResult, RawJob } from "../job/types.js";
 import { describeError, type Logger } from "../log/index.js";
+import { type JobSpan, tracing } from "../trace/index.js";
 import {
   type DeliveryBound,
   type PlatformClient,
@@ -225,20 +226,36 @@ export class QueueWorker {
     // Registered before the handler runs: a sync handler may hold the thread, and pings must name its job.
     this.running.set(raw.id, entry);
     heartbeat?.update(this.running.keys());
-    entry.finished = this.runJob(raw, controller.signal).finally(() => {
+    // Tracing on: the job runs inside its span, so its log lines and the handler's own spans belong to it.
+    const traced = tracing;
+    const running = traced
+      ? traced.job(raw, this.identity(), (span) => this.runJob(raw, controller.signal, span))
+      : this.runJob(raw, controller.signal, undefined);
+    entry.finished = running.finally(() => {
       this.running.delete(raw.id);
       heartbeat?.update(this.running.keys());
       this.wake?.();
     });
   }
 
-  private async runJob(raw: RawJob, signal: AbortSignal): Promise<void> {
+  /** The job span's worker and endpoint ids. */
+  private identity(): { workerId: string; endpointId?: string } {
+    const { platform } = this.options.config;
+    return platform.endpointId
+      ? { workerId: platform.workerId, endpointId: platform.endpointId }
+      : { workerId: platform.workerId };
+  }
+
+  private async runJob(raw: RawJob, signal: AbortSignal, span: JobSpan | undefined): Promise<void> {
     const { client, definition, config } = this.options;
     const log = this.options.log.child(jobLogBindings(raw));
     const progress = new ProgressSender(client, raw.id, log);
     log.info("Started.");
+    // The job span's status attribute: what the platform will show for the job.
+    let status = "FAILED";
     try {
       const outcome = await executeJob(definition.fn, raw, {
+        span,
         worker: { workerId: config.platform.workerId, hostname: config.platform.hostname },
         log,
         signal,
@@ -254,20 +271,20 @@ export class QueueWorker {
             );
           }
           // Retried until delivered, the job is stopped or aborted at the grace's end, or the limit passes.
-          await client.stream(raw.id, chunk, {
-            stop: signal,
-            deadline: Date.now() + config.deliveryTimeoutMs,
-          });
+          const bound = { stop: signal, deadline: Date.now() + config.deliveryTimeoutMs };
+          if (!span) return client.stream(raw.id, chunk, bound);
+          return span.child("stream post", () => client.stream(raw.id, chunk, bound));
         },
       });
       await progress.close();
       if (outcome.kind === "aborted") {
         if (outcome.reason instanceof JobStopped) {
+          status = "CANCELLED";
           log.info(`Job stopped. (${Math.round(outcome.handlerMs)} ms)`);
           return;
         }
         const reason = outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
-        await this.deliver(raw.id, { error: reason }, false, log);
+        await this.deliver(raw.id, { error: reason }, false, log, span);
         return;
       }
       // Sized before it is posted: offloaded, or failed naming the limit (docs/protocol.md §11.2).
@@ -277,7 +294,8 @@ export class QueueWorker {
         log,
       });
       if (result !== outcome.result && result.error !== undefined) log.error(String(result.error));
-      await this.deliver(raw.id, result, outcome.isStream, log);
+      await this.deliver(raw.id, result, outcome.isStream, log, span);
+      if (result.error === undefined) status = "COMPLETED";
       log.info(`Finished. (${Math.round(outcome.handlerMs)} ms)`);
       if (outcome.result.stopPod) {
         log.info("refresh_worker flag set, stopping pod after job.");
@@ -291,7 +309,10 @@ export class QueueWorker {
         { error: `Worker error while handling the job: ${describeError(err)}` },
         false,
         log,
+        span,
       );
+    } finally {
+      span?.end(status);
     }
   }
 
@@ -306,10 +327,15 @@ export class QueueWorker {
    * may have been recorded before gets a short error result, so the job ends FAILED instead of hanging
    * (runpod-python #309). docs/protocol.md §3.4 has the whole policy.
    */
-  private async deliver(jobId: string, result: JobResult, isStream: boolean, log: Logger): Promise<void> {
-    const { client } = this.options;
+  private async deliver(
+    jobId: string,
+    result: JobResult,
+    isStream: boolean,
+    log: Logger,
+    span?: JobSpan,
+  ): Promise<void> {
     try {
-      await client.done(jobId, result, isStream, this.deliveryBound());
+      await this.post(jobId, result, isStream, span);
       return;
     } catch (err) {
       const bytes = Buffer.byteLength(JSON.stringify(result));
@@ -341,12 +367,24 @@ export class QueueWorker {
       const fallback: JobResult = { error: `Job result was not accepted: ${why}${advice}` };
       if (result.stopPod) fallback.stopPod = true;
       try {
-        await client.done(jobId, fallback, isStream, this.deliveryBound());
+        await this.post(jobId, fallback, isStream, span);
         log.info("Posted a short error result in place of the refused one.");
       } catch (again) {
         log.error(`Job ${jobId} could not be reported to the platform at all: ${describeError(again)}`);
       }
     }
+  }
+
+  /** One job-done post (with its retries), in a "result post" span of the job when tracing. */
+  private post(
+    jobId: string,
+    result: JobResult,
+    isStream: boolean,
+    span: JobSpan | undefined,
+  ): Promise<void> {
+    const { client } = this.options;
+    if (!span) return client.done(jobId, result, isStream, this.deliveryBound());
+    return span.child("result post", () => client.done(jobId, result, isStream, this.deliveryBound()));
   }
 
   private async monitorStops(): Promise<void> {

@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { OtlpReceiver } from "../trace/receiver.js";
 import { BenchPlatform, percentile, pinApart, spawnNode, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
@@ -72,7 +73,7 @@ async function throughput(
 }
 
 /** ms from spawning the process to its first job-take arriving; median of several runs. */
-async function startup(
+export async function startup(
   args: string[],
   cpus: string | undefined,
   runs = 7,
@@ -128,7 +129,7 @@ async function rounds<const P extends readonly string[][]>(
 }
 
 /** RSS once started and waiting for work (first take + 2 s), then again 2 s after 500 jobs. */
-async function idleRss(
+export async function idleRss(
   args: string[],
   node?: string,
   env: Record<string, string> = {},
@@ -145,6 +146,45 @@ async function idleRss(
   } finally {
     await stopChild(child);
     await platform.close();
+  }
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_ENDPOINT set loads the OpenTelemetry SDK (the default never does): its start and idle cost
+ * beside the default worker's, exporting to a real OTLP/HTTP receiver.
+ */
+export async function tracingRows(
+  worker: string[],
+  cpus: string | undefined,
+  off: { start: number; rss: number },
+): Promise<BenchRow[]> {
+  const receiver = await new OtlpReceiver().start();
+  try {
+    const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+    const start = await startup(worker, cpus, 7, traced);
+    const rss = await idleRss(worker, undefined, traced);
+    return [
+      {
+        suite: "queue worker",
+        name: "process start → first job-take, tracing on (OTLP endpoint set, SDK loaded)",
+        value: start,
+        unit: "ms",
+        baseline: { name: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", value: off.start },
+        target: "<= off + 60 ms",
+        ok: start <= off.start + 60,
+      },
+      {
+        suite: "queue worker",
+        name: "idle RSS, tracing on (OTLP endpoint set, SDK loaded)",
+        value: rss.started,
+        unit: "MB",
+        baseline: { name: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", value: off.rss },
+        target: "<= off + 15 MB",
+        ok: rss.started <= off.rss + 15,
+      },
+    ];
+  } finally {
+    await receiver.close();
   }
 }
 
@@ -312,6 +352,7 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
     target: "<= default + 10 MB",
     ok: jsonRss.started <= ourRss.started + 10,
   });
+  rows.push(...(await tracingRows(worker, cpus, { start: jsStart, rss: ourRss.started })));
   // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
   for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {
     const version = execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
