@@ -59,6 +59,8 @@ export interface PlatformOptions {
   workerStopGraceMs?: number;
   /** How long a load-balanced request waits for a ready worker before a 503 (default 90 s). */
   lbReadyWaitMs?: number;
+  /** How long a strict-affinity request waits for its busy worker before the 400 (default 5 min, RunPod's ~5). */
+  lbAffinityWaitMs?: number;
   /**
    * RUNPOD_INIT_TIMEOUT: a queue worker that has not asked for a job this long after it was started is
    * unhealthy and killed (default 420 s, RunPod's 7 minutes: serverless/development/optimization).
@@ -191,6 +193,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     workerCommand,
     stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
     ...(options.lbReadyWaitMs === undefined ? {} : { readyWaitMs: options.lbReadyWaitMs }),
+    ...(options.lbAffinityWaitMs === undefined ? {} : { affinityWaitMs: options.lbAffinityWaitMs }),
   });
   await app.register(lbProxy, { ctx, endpoints: lb });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });

@@ -24,6 +24,8 @@ export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & 
   launch?: WorkerLaunch;
   /** No worker is started until setLaunch() (the image is still being pulled). */
   awaitLaunch?: boolean;
+  /** Requests one worker takes at once (default unlimited): past it soft affinity falls back and strict waits. */
+  workerConcurrency?: number;
 };
 
 /** A load-balanced worker as GET /v2/serverless/<id>/workers lists it. */
@@ -72,6 +74,8 @@ export interface LbOptions {
   stopGraceMs: number;
   /** How long a request waits for a ready worker before a 503 (cold start, /ping gating). */
   readyWaitMs?: number;
+  /** How long a strict-affinity request waits for its busy worker before the 400 (RunPod: ~5 min). */
+  affinityWaitMs?: number;
   /** Called for every request a load-balanced endpoint answered (the console's metrics). */
   onRequest?(endpointId: string, request: LbRequest): void;
 }
@@ -96,6 +100,31 @@ const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
 const DEFAULT_READY_WAIT_MS = 90_000;
+/** "If the worker is at capacity, the request waits up to ~5 minutes" (serverless/load-balancing/worker-affinity). */
+const DEFAULT_AFFINITY_WAIT_MS = 300_000;
+/** The header naming the worker that answered, and a request's affinity (serverless/load-balancing/worker-affinity). */
+export const WORKER_ID_HEADER = "x-runpod-worker-id";
+
+/** A request's `X-Runpod-Worker-Id`: `<id>` soft, `strict <id>`, `strict-resume <id>`. */
+export interface Affinity {
+  mode: "soft" | "strict" | "strict-resume";
+  worker: string;
+}
+
+/** Parses `X-Runpod-Worker-Id`; undefined when absent or empty (normal routing). Throws a 400 on a malformed value. */
+export function parseAffinity(value: string | string[] | undefined): Affinity | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim() ?? "";
+  if (text === "") return undefined;
+  const parts = text.split(/\s+/);
+  if (parts.length === 1) return { mode: "soft", worker: text };
+  const [mode, worker] = parts;
+  if (parts.length === 2 && (mode === "strict" || mode === "strict-resume") && worker)
+    return { mode, worker };
+  throw new HttpError(
+    400,
+    `Invalid X-Runpod-Worker-Id "${text}": expected "<worker-id>", "strict <worker-id>" or "strict-resume <worker-id>"`,
+  );
+}
 /** How much longer than the execution timeout the proxy waits, so the worker's own 504 answers first. */
 const TIMEOUT_SLACK_MS = 1_000;
 /** The status recorded for a request whose client left before the answer began. */
@@ -178,18 +207,28 @@ export class LbEndpoint {
     return this.alive().filter((w) => w.state === "ready").length;
   }
 
-  /** A ready worker (the least busy), waiting for one while workers start; undefined when the wait ends first. */
-  async acquire(waitMs: number, signal: AbortSignal): Promise<LbWorker | undefined> {
+  /**
+   * A ready worker (the pinned one, else the least busy), waiting for one while workers start; undefined when
+   * the wait ends first, "gone" when a strict affinity's worker is not (or no longer) running.
+   */
+  async acquire(
+    waitMs: number,
+    signal: AbortSignal,
+    affinity?: Affinity,
+  ): Promise<LbWorker | "gone" | undefined> {
+    const strict = affinity !== undefined && affinity.mode !== "soft";
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const worker = this.pick();
+      const pinned = affinity ? this.processes.get(affinity.worker) : undefined;
+      if (strict && (!pinned || pinned.stopping)) return "gone";
+      const worker = pinned && this.available(pinned) ? pinned : strict ? undefined : this.pick();
       if (worker) {
         worker.inFlight++;
         // Every ready worker busy: bring up another for the next request, within max.
         if (worker.inFlight > 1) this.scale(true);
         return worker;
       }
-      this.scale(true);
+      if (!strict) this.scale(true);
       const left = deadline - Date.now();
       if (left <= 0 || signal.aborted || this.closed) return undefined;
       await new Promise<void>((wake) => {
@@ -209,6 +248,8 @@ export class LbEndpoint {
   release(worker: LbWorker): void {
     worker.inFlight = Math.max(0, worker.inFlight - 1);
     if (worker.inFlight === 0) worker.idleSince = Date.now();
+    // A request waiting for this worker (strict affinity, or every worker at capacity) may go now.
+    this.wake();
   }
 
   /** The newest requests this endpoint answered, oldest first (at most LB_REQUESTS_KEPT). */
@@ -244,7 +285,10 @@ export class LbEndpoint {
       };
       const fail = (status: number, message: string) => {
         if (!res.headersSent) {
-          res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+          res.writeHead(status, {
+            "content-type": "application/json; charset=utf-8",
+            [WORKER_ID_HEADER]: worker.id,
+          });
           res.end(JSON.stringify({ error: message }));
         } else {
           res.destroy();
@@ -261,7 +305,10 @@ export class LbEndpoint {
           agent: this.agent,
         },
         (answer) => {
-          res.writeHead(answer.statusCode ?? 502, forwardHeaders(answer.headers));
+          res.writeHead(answer.statusCode ?? 502, {
+            ...forwardHeaders(answer.headers),
+            [WORKER_ID_HEADER]: worker.id,
+          });
           answer.pipe(res);
           answer.once("end", finish);
           answer.once("error", () => fail(502, `Worker ${worker.id} broke off its answer`));
@@ -343,8 +390,21 @@ export class LbEndpoint {
     return [...this.processes.values()].filter((w) => !w.stopping);
   }
 
+  private get capacity(): number {
+    return this.init.workerConcurrency ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Ready and below its concurrency: it can take a request now. */
+  private available(worker: LbWorker): boolean {
+    return !worker.stopping && worker.state === "ready" && worker.inFlight < this.capacity;
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
   private pick(): LbWorker | undefined {
-    const ready = this.alive().filter((w) => w.state === "ready");
+    const ready = this.alive().filter((w) => this.available(w));
     if (ready.length === 0) return undefined;
     // Least busy first; round-robin among equals so load spreads.
     this.next = (this.next + 1) % ready.length;
@@ -465,6 +525,8 @@ export class LbEndpoint {
 
   private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const how = this.exits.logged(worker, code, signal);
+    // A strict-affinity request waiting for this worker learns it is gone.
+    this.wake();
     if (worker.stopping || this.closed) return;
     this.exits.crashed(worker, code, how);
     this.scale(false);
@@ -521,6 +583,10 @@ export class LbEndpoints {
   get readyWaitMs(): number {
     return this.options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
   }
+
+  get affinityWaitMs(): number {
+    return this.options.affinityWaitMs ?? DEFAULT_AFFINITY_WAIT_MS;
+  }
 }
 
 /** A host naming a load-balanced endpoint: `<endpoint_id>.localhost[:port]`. */
@@ -567,10 +633,26 @@ export async function lbProxy(
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;
     const startedAt = Date.now();
-    const worker = await endpoint.acquire(endpoints.readyWaitMs, clientGone(reply));
+    const affinity = parseAffinity(request.headers[WORKER_ID_HEADER]);
+    const strict = affinity !== undefined && affinity.mode !== "soft";
+    const waitMs = strict ? endpoints.affinityWaitMs : endpoints.readyWaitMs;
+    const worker = await endpoint.acquire(waitMs, clientGone(reply), affinity);
+    const left = reply.raw.destroyed || request.raw.destroyed;
+    if (worker === "gone" || (strict && !worker && !left)) {
+      const gone = worker === "gone";
+      const status = gone ? 404 : 400;
+      endpoint.record(request.method, path, status, startedAt);
+      // The reasons of worker-affinity's error reference; the docs give no body shape.
+      return reply
+        .code(status)
+        .send(
+          gone
+            ? { error: "affinity_worker_gone", worker: affinity!.worker }
+            : { error: "timed out waiting for worker", reason: "worker_timeout", worker: affinity!.worker },
+        );
+    }
     if (!worker) {
-      const gone = reply.raw.destroyed || request.raw.destroyed;
-      endpoint.record(request.method, path, gone ? CLIENT_GONE : 503, startedAt);
+      endpoint.record(request.method, path, left ? CLIENT_GONE : 503, startedAt);
       throw new HttpError(
         503,
         `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
