@@ -27,8 +27,10 @@ export {
   type JobOptions,
   type JobOutput,
   type JobStatus,
+  type RouteAnswer,
   type RouteMethod,
   type WaitOptions,
+  type WorkerPin,
 } from "./endpoint.js";
 export {
   CircuitOpenError,
