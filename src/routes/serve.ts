@@ -3,6 +3,7 @@ import type { Config } from "../config/index.js";
 import { nextShutdownSignal, onShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
 import type { Endpoint } from "./endpoint.js";
+import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
 import { createRouteServer } from "./server.js";
 import { isEndpointConfigError } from "./settings.js";
 
@@ -33,6 +34,8 @@ export async function serveEndpoint(
   const signals = options.stop ? undefined : nextShutdownSignal();
   const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
   const server = createRouteServer(endpoint, { log: lbLog });
+  addHealthPath(server.app, config.healthPath, endpoint.routes);
+  let health: HealthListener | undefined;
   try {
     await server.app.listen({ host: config.host, port: config.port });
   } catch (err) {
@@ -43,6 +46,25 @@ export async function serveEndpoint(
   const address = server.app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   lbLog.info(`Starting ${name} endpoint | listening on http://${config.host}:${port}`);
+  // PORT_HEALTH apart from PORT: the health check answers on a listener of its own too.
+  if (config.healthPort !== undefined && config.healthPort !== port) {
+    try {
+      health = await listenHealth(server.app, {
+        host: config.host,
+        port: config.healthPort,
+        path: config.healthPath,
+        log: lbLog,
+      });
+    } catch (err) {
+      lbLog.error(
+        `Could not listen on ${config.host}:${config.healthPort} (PORT_HEALTH): ${(err as Error).message}`,
+      );
+      await server.close(0);
+      signals?.dispose();
+      return 1;
+    }
+    lbLog.info(healthLine(config.host, health.port, config.healthPath));
+  }
   for (const route of endpoint.routes) lbLog.debug(`Route ${route.method} ${route.path}`);
 
   const started = server.start();
@@ -50,10 +72,11 @@ export async function serveEndpoint(
   if ("ok" in first && !first.ok) {
     lbLog.error(`Endpoint ${name} failed to start; exiting.`);
     await server.close(0);
+    await health?.close();
     signals?.dispose();
     return 1;
   }
-  if ("ok" in first) lbLog.info(`Endpoint ${name} ready | /ping answers 200`);
+  if ("ok" in first) lbLog.info(`Endpoint ${name} ready | ${config.healthPath} answers 200`);
 
   const reason = "reason" in first ? first.reason : await stop;
   signals?.dispose();
@@ -61,6 +84,7 @@ export async function serveEndpoint(
   // A second signal ends the grace period at once, as in the queue worker.
   const stopListening = signals ? onShutdownSignal(() => server.endGrace()) : () => {};
   await server.close(config.gracePeriodMs);
+  await health?.close();
   stopListening();
   lbLog.info(`Endpoint ${name} stopped.`);
   return 0;

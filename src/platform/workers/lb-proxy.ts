@@ -86,6 +86,8 @@ interface LbWorker {
   id: string;
   child: ChildProcess;
   port?: number;
+  /** PORT_HEALTH's port, where the endpoint's env asks for one apart from PORT. */
+  healthPort?: number;
   state: WorkerState;
   inFlight: number;
   startedAt: number;
@@ -131,6 +133,8 @@ const TIMEOUT_SLACK_MS = 1_000;
 const CLIENT_GONE = 499;
 /** The worker's own log line that names its port (src/routes/serve.ts). */
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
+/** Its line that names the health port (src/routes/health.ts healthLine). */
+const HEALTH_LISTENING = /Health checks on http:\/\/[^:\s]+:(\d+)\//;
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
   "connection",
@@ -439,8 +443,14 @@ export class LbEndpoint {
 
   private spawn(): void {
     const id = newShortId();
-    // PORT=0: the worker picks a free port and names it in its "listening on" line.
-    const env = { ...this.init.env, PORT: "0", FLASH_LB_HOST: "127.0.0.1", RUNPOD_POD_ID: id };
+    // PORT=0: the worker picks a free port and names it in its "listening on" line (PORT_HEALTH too, when set).
+    const env = {
+      ...this.init.env,
+      PORT: "0",
+      ...(this.separateHealthPort ? { PORT_HEALTH: "0" } : {}),
+      FLASH_LB_HOST: "127.0.0.1",
+      RUNPOD_POD_ID: id,
+    };
     const argv = this.launch ? this.launch(env) : this.command;
     const [command, ...args] = argv ?? [];
     if (!command) return;
@@ -473,10 +483,19 @@ export class LbEndpoint {
     log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
     relayOutput(child, log, (line) => {
       const port = worker.port === undefined ? LISTENING.exec(line)?.[1] : undefined;
-      if (port) {
-        worker.port = Number(port);
+      if (port) worker.port = Number(port);
+      const health =
+        this.separateHealthPort && worker.healthPort === undefined
+          ? HEALTH_LISTENING.exec(line)?.[1]
+          : undefined;
+      if (health) worker.healthPort = Number(health);
+      // Health checks begin once the port they go to is known.
+      if (
+        (port || health) &&
+        worker.port !== undefined &&
+        (!this.separateHealthPort || worker.healthPort !== undefined)
+      )
         this.ping(worker);
-      }
     });
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
     child.once("close", (code, signal) => {
@@ -487,11 +506,22 @@ export class LbEndpoint {
     });
   }
 
-  /** One /ping, then the next one scheduled: 200 ready, 204 initializing, anything else unhealthy. */
+  /** The endpoint's env sets PORT_HEALTH: its workers answer health checks on a port of their own. */
+  private get separateHealthPort(): boolean {
+    return this.init.env?.PORT_HEALTH !== undefined;
+  }
+
+  /** HEALTH_CHECK_PATH from the endpoint's env, else /ping (serverless/load-balancing/overview). */
+  private get healthPath(): string {
+    return this.init.env?.HEALTH_CHECK_PATH || "/ping";
+  }
+
+  /** One health check, then the next one scheduled: 200 ready, 204 initializing, anything else unhealthy. */
   private ping(worker: LbWorker): void {
     if (worker.stopping || this.closed || worker.port === undefined) return;
     const log = this.options.log.child({ subject: worker.id });
-    fetch(`http://127.0.0.1:${worker.port}/ping`, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+    const port = worker.healthPort ?? worker.port;
+    fetch(`http://127.0.0.1:${port}${this.healthPath}`, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
       .then(async (res) => {
         await res.arrayBuffer();
         return res.status === 200 ? "ready" : res.status === 204 ? "initializing" : "unhealthy";
@@ -501,10 +531,12 @@ export class LbEndpoint {
         if (worker.stopping) return;
         if (state !== worker.state) {
           if (state === "ready") {
-            log.info(`Worker:${worker.id} | ready on port ${worker.port} (/ping 200)`);
+            log.info(`Worker:${worker.id} | ready on port ${worker.port} (${this.healthCheck(worker)} 200)`);
             this.exits.recovered(worker.startedAt);
-          } else if (state === "initializing") log.info(`Worker:${worker.id} | initializing (/ping 204)`);
-          else if (worker.state === "ready") log.warn(`Worker:${worker.id} | unhealthy: /ping failed`);
+          } else if (state === "initializing")
+            log.info(`Worker:${worker.id} | initializing (${this.healthCheck(worker)} 204)`);
+          else if (worker.state === "ready")
+            log.warn(`Worker:${worker.id} | unhealthy: ${this.healthCheck(worker)} failed`);
           worker.state = state;
           if (state === "ready") for (const wake of [...this.waiters]) wake();
         }
@@ -514,6 +546,13 @@ export class LbEndpoint {
         );
         worker.timer.unref();
       });
+  }
+
+  /** `/ping`, or the path and port the endpoint's env names, for log lines. */
+  private healthCheck(worker: LbWorker): string {
+    return worker.healthPort === undefined
+      ? this.healthPath
+      : `${this.healthPath} on port ${worker.healthPort}`;
   }
 
   private stop(worker: LbWorker): void {
