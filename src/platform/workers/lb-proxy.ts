@@ -76,6 +76,10 @@ export interface LbOptions {
   readyWaitMs?: number;
   /** How long a strict-affinity request waits for its busy worker before the 400 (RunPod: ~5 min). */
   affinityWaitMs?: number;
+  /** A request's whole time on its worker before the 504 (RunPod's "Processing timeout": 5.5 min). */
+  processingTimeoutMs?: number;
+  /** Request and answer bodies past this are refused (RunPod's "Payload limit": 30 MB). */
+  payloadLimitBytes?: number;
   /** Called for every request a load-balanced endpoint answered (the console's metrics). */
   onRequest?(endpointId: string, request: LbRequest): void;
 }
@@ -101,7 +105,14 @@ interface LbWorker {
 const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
-const DEFAULT_READY_WAIT_MS = 90_000;
+/** serverless/load-balancing/overview, "Timeouts and limits": request timeout "2 min (no worker available)". */
+const DEFAULT_READY_WAIT_MS = 120_000;
+/** The same table: "Processing timeout | 5.5 min (per request)". */
+const DEFAULT_PROCESSING_TIMEOUT_MS = 330_000;
+/** The same table: "Payload limit | 30 MB (request and response)". */
+const DEFAULT_PAYLOAD_LIMIT_BYTES = 30 * 1024 * 1024;
+const mb = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
 /** "If the worker is at capacity, the request waits up to ~5 minutes" (serverless/load-balancing/worker-affinity). */
 const DEFAULT_AFFINITY_WAIT_MS = 300_000;
 /** The header naming the worker that answered, and a request's affinity (serverless/load-balancing/worker-affinity). */
@@ -299,6 +310,17 @@ export class LbEndpoint {
         }
         finish();
       };
+      const limit = this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+      const tooLarge = (what: string, bytes: number) =>
+        `${what} is over the load balancer's ${mb(limit)} payload limit (${mb(bytes)} so far): use a network volume or send it in chunks`;
+      // Set once the proxy has answered itself (limit, timeout): the upstream error that follows is not news.
+      let refused = false;
+      const refuse = (status: number, message: string) => {
+        if (refused) return;
+        refused = true;
+        upstream.destroy();
+        fail(status, message);
+      };
       const upstream = httpRequest(
         {
           host: "127.0.0.1",
@@ -309,6 +331,14 @@ export class LbEndpoint {
           agent: this.agent,
         },
         (answer) => {
+          const declared = Number(answer.headers["content-length"] ?? 0);
+          if (declared > limit) return refuse(502, tooLarge(`Worker ${worker.id}'s answer`, declared));
+          let received = 0;
+          // An answer without a length that grows past the limit is cut: its status is already sent.
+          answer.on("data", (chunk: Buffer) => {
+            received += chunk.length;
+            if (received > limit) refuse(502, tooLarge(`Worker ${worker.id}'s answer`, received));
+          });
           res.writeHead(answer.statusCode ?? 502, {
             ...forwardHeaders(answer.headers),
             [WORKER_ID_HEADER]: worker.id,
@@ -325,12 +355,29 @@ export class LbEndpoint {
         upstream.destroy();
       });
       upstream.once("error", (err) => {
+        if (refused) return;
         if (timedOut) fail(504, timeoutMessage(this.id, this.executionTimeoutMs));
         else fail(502, `Worker ${worker.id}: ${err.message}`);
       });
+      // The load balancer's own bound on a request's whole time, streamed answers included.
+      const processingMs = this.options.processingTimeoutMs ?? DEFAULT_PROCESSING_TIMEOUT_MS;
+      const processing = setTimeout(
+        () =>
+          refuse(
+            504,
+            `Processing timeout on ${this.id} after ${(processingMs / 1000).toFixed(1)}s: the load balancer's limit per request`,
+          ),
+        processingMs,
+      );
       res.once("close", () => {
+        clearTimeout(processing);
         if (!res.writableFinished) upstream.destroy();
         finish();
+      });
+      let sent = 0;
+      request.raw.on("data", (chunk: Buffer) => {
+        sent += chunk.length;
+        if (sent > limit) refuse(413, tooLarge("The request body", sent));
       });
       request.raw.pipe(upstream);
     });
@@ -623,6 +670,10 @@ export class LbEndpoints {
     return this.options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
   }
 
+  get payloadLimitBytes(): number {
+    return this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+  }
+
   get affinityWaitMs(): number {
     return this.options.affinityWaitMs ?? DEFAULT_AFFINITY_WAIT_MS;
   }
@@ -672,6 +723,14 @@ export async function lbProxy(
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;
     const startedAt = Date.now();
+    const declared = Number(request.headers["content-length"] ?? 0);
+    if (declared > endpoints.payloadLimitBytes) {
+      endpoint.record(request.method, path, 413, startedAt);
+      throw new HttpError(
+        413,
+        `The request body is ${mb(declared)}, over the load balancer's ${mb(endpoints.payloadLimitBytes)} payload limit: use a network volume or send it in chunks`,
+      );
+    }
     const affinity = parseAffinity(request.headers[WORKER_ID_HEADER]);
     const strict = affinity !== undefined && affinity.mode !== "soft";
     const waitMs = strict ? endpoints.affinityWaitMs : endpoints.readyWaitMs;
@@ -692,10 +751,11 @@ export async function lbProxy(
     }
     if (!worker) {
       endpoint.record(request.method, path, left ? CLIENT_GONE : 503, startedAt);
-      throw new HttpError(
-        503,
-        `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
-      );
+      // RunPod's body for it (serverless/load-balancing/build-a-worker, "Troubleshooting"), and what is going on.
+      return reply.code(503).send({
+        error: "no workers available",
+        message: `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
+      });
     }
     reply.hijack();
     endpoint.record(request.method, path, await endpoint.forward(request, reply, worker, path), startedAt);
