@@ -84,6 +84,7 @@ export {
   type NodeVersion,
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
+export type { RouteSocket, SocketFn } from "./routes/sockets.js";
 export { VERSION } from "./version.js";
 
 /**

@@ -1,8 +1,11 @@
 // The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
+
+import { WebSocket } from "ws";
 import { PayloadTooLargeError } from "../errors.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
 import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
+import { type MessageSocket, messageSocket } from "../http/socket.js";
 import type { WireResponse } from "../http/wire.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
@@ -66,6 +69,11 @@ export interface WorkerPin {
   mode?: "soft" | "strict" | "strict-resume";
 }
 
+/** A WebSocket to a load-balanced route, and the worker that took it (to pin the next calls to). */
+export interface EndpointSocket extends MessageSocket {
+  readonly workerId: string | undefined;
+}
+
 /** A route call's answer and the worker that gave it (its `X-Runpod-Worker-Id`, to pin the next calls to). */
 export interface RouteAnswer<T = unknown> {
   body: T;
@@ -127,6 +135,9 @@ const SYNC_SLACK_MS = 15_000;
 
 /** The worker that answered a load-balanced call, and a call's affinity (serverless/load-balancing/worker-affinity). */
 const WORKER_ID_HEADER = "X-Runpod-Worker-Id";
+
+/** RunPod's docs: "set the `open_timeout` parameter to allow time for workers to scale up" (60 s in their example). */
+const SOCKET_OPEN_TIMEOUT_MS = 60_000;
 
 const TERMINAL: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
 const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.node}`;
@@ -340,6 +351,52 @@ export class EndpointClient {
       affinity,
     );
     return { body: answer, workerId: response.headers.get(WORKER_ID_HEADER) ?? undefined };
+  }
+
+  /**
+   * Opens a WebSocket to a route of a load-balanced endpoint, the key in `Authorization: Bearer` (as RunPod's
+   * docs send it) and the pin's `X-Runpod-Worker-Id`. Waits up to `openTimeoutMs` for the upgrade (default 60 s:
+   * the docs' advice, "to allow workers time to scale up"); a refusal is an EndpointHttpError.
+   */
+  async socket(path: string, options: { openTimeoutMs?: number } = {}): Promise<EndpointSocket> {
+    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    const target = this.resolve();
+    if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `WebSocket ${path}`);
+    const url = `${target.routesUrl}${path}`.replace(/^http/, "ws");
+    const pinned = this.options.pin;
+    const ws = new WebSocket(url, {
+      headers: {
+        Authorization: `Bearer ${this.apiKey()}`,
+        "User-Agent": USER_AGENT,
+        ...(pinned
+          ? {
+              [WORKER_ID_HEADER]:
+                pinned.mode && pinned.mode !== "soft" ? `${pinned.mode} ${pinned.workerId}` : pinned.workerId,
+            }
+          : {}),
+      },
+      handshakeTimeout: options.openTimeoutMs ?? SOCKET_OPEN_TIMEOUT_MS,
+    });
+    const socket = messageSocket(ws);
+    let workerId: string | undefined;
+    ws.once("upgrade", (res) => {
+      const header = res.headers[WORKER_ID_HEADER.toLowerCase()];
+      workerId = Array.isArray(header) ? header[0] : header;
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.once("end", () => {
+          ws.terminate();
+          reject(new EndpointHttpError(this.name, res.statusCode ?? 0, res.statusMessage ?? "", body, url));
+        });
+      });
+      ws.once("error", (err) => reject(new EndpointConnectionError(this.name, url, err)));
+    });
+    return Object.assign(socket, { workerId });
   }
 
   /**

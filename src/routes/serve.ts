@@ -6,6 +6,7 @@ import type { Endpoint } from "./endpoint.js";
 import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
 import { createRouteServer } from "./server.js";
 import { isEndpointConfigError } from "./settings.js";
+import { addSocketRoutes } from "./sockets.js";
 
 export interface ServeOptions {
   /** Resolves when the server should stop; default: SIGTERM or SIGINT. */
@@ -35,6 +36,7 @@ export async function serveEndpoint(
   const stop = options.stop ?? signals!.signal.then((signal) => `${signal} received`);
   const server = createRouteServer(endpoint, { log: lbLog });
   addHealthPath(server.app, config.healthPath, endpoint.routes);
+  addSocketRoutes(server.app, endpoint.sockets, lbLog);
   let health: HealthListener | undefined;
   try {
     await server.app.listen({ host: config.host, port: config.port });

@@ -2,8 +2,16 @@
 // (200 ready, 204 initializing, anything else unhealthy: docs/toolkit.md §4.2), and a proxy from
 // `/lb/<endpoint_id>/<path>` to a ready worker.
 import { type ChildProcess, spawn } from "node:child_process";
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import {
+  Agent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  STATUS_CODES,
+} from "node:http";
+import { connect } from "node:net";
 import { resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
@@ -762,4 +770,105 @@ export async function lbProxy(
   };
   app.all("/lb/:endpointId", handle);
   app.all("/lb/:endpointId/*", handle);
+  // WebSockets: an upgrade never reaches fastify's routes; the http server hands it over here.
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgradeToWorker(req, socket, head, ctx, endpoints).catch((err: Error) => {
+      refuseUpgrade(socket, err instanceof HttpError ? err.status : 502, err.message);
+    });
+  };
+  app.server.on("upgrade", onUpgrade);
+  app.addHook("onClose", async () => {
+    app.server.off("upgrade", onUpgrade);
+  });
+}
+
+/** An HTTP answer on a socket that asked to upgrade, then the socket closed. */
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * A WebSocket to `/lb/<id>/<path>` (or `<id>.localhost`): key checked as for requests, a worker acquired
+ * (affinity too), then the bytes tunnelled both ways; the worker's 101 carries X-Runpod-Worker-Id.
+ */
+async function upgradeToWorker(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  ctx: PlatformContext,
+  endpoints: LbEndpoints,
+): Promise<void> {
+  const url = lbHostRewrite(req);
+  const m = /^\/lb\/([^/?]+)(.*)$/.exec(url);
+  if (!m)
+    throw new HttpError(
+      404,
+      `No WebSocket at ${url}: load-balanced endpoints take them at /lb/<endpoint_id>/<path>`,
+    );
+  checkKey(req, ctx.apiKey, false);
+  const endpointId = decodeURIComponent(m[1]!);
+  const endpoint = endpoints.get(endpointId);
+  if (!endpoint) throw new HttpError(404, notLoadBalanced(endpointId, ctx, endpoints));
+  const path = m[2]!.startsWith("/") ? m[2]! : `/${m[2]}`;
+  const affinity = parseAffinity(req.headers[WORKER_ID_HEADER]);
+  const strict = affinity !== undefined && affinity.mode !== "soft";
+  const gone = new AbortController();
+  socket.once("close", () => gone.abort());
+  const worker = await endpoint.acquire(
+    strict ? endpoints.affinityWaitMs : endpoints.readyWaitMs,
+    gone.signal,
+    affinity,
+  );
+  if (worker === "gone") throw new HttpError(404, "affinity_worker_gone");
+  if (!worker)
+    throw new HttpError(strict ? 400 : 503, strict ? "timed out waiting for worker" : "no workers available");
+  const startedAt = Date.now();
+  const upstream = connect(worker.port ?? 0, "127.0.0.1");
+  let status = CLIENT_GONE;
+  const done = () => {
+    if (status === -1) return;
+    endpoint.release(worker);
+    endpoint.record(req.method ?? "GET", path, status, startedAt);
+    status = -1;
+    socket.destroy();
+    upstream.destroy();
+  };
+  upstream.once("error", () => {
+    if (status === CLIENT_GONE) refuseUpgrade(socket, 502, `Worker ${worker.id} refused the WebSocket`);
+    done();
+  });
+  upstream.once("close", done);
+  socket.once("close", done);
+  socket.once("error", done);
+  const lines = [`${req.method} ${path} HTTP/1.1`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+  }
+  lines.push(`Host: 127.0.0.1:${worker.port}`);
+  upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+  if (head.length > 0) upstream.write(head);
+  // The worker's answer head gets X-Runpod-Worker-Id, then the bytes flow unread both ways.
+  let pending = Buffer.alloc(0);
+  const onHead = (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    const end = pending.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    upstream.off("data", onHead);
+    status = Number(/^HTTP\/1\.1 (\d{3})/.exec(pending.subarray(0, end).toString("latin1"))?.[1] ?? 502);
+    socket.write(
+      Buffer.concat([
+        pending.subarray(0, end),
+        Buffer.from(`\r\nX-Runpod-Worker-Id: ${worker.id}`),
+        pending.subarray(end),
+      ]),
+    );
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  };
+  upstream.on("data", onHead);
 }
