@@ -1,5 +1,12 @@
 // A WebSocket as the worker's routes and the client see it: the peer's messages to iterate, send and close.
-import type { WebSocket } from "ws";
+
+/** What messageSocket() uses of a `ws` WebSocket (its own types stay out of the published declarations). */
+interface WsConnection {
+  on(event: "message", listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): unknown;
+  once(event: "close", listener: () => void): unknown;
+  send(message: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
 
 /** One WebSocket connection: iterate it for the peer's messages (text as strings, binary as bytes). */
 export interface MessageSocket extends AsyncIterable<string | Uint8Array> {
@@ -9,7 +16,7 @@ export interface MessageSocket extends AsyncIterable<string | Uint8Array> {
 }
 
 /** Wraps a ws connection: messages queue up until read; the iteration ends when the connection closes. */
-export function messageSocket(ws: WebSocket): MessageSocket {
+export function messageSocket(ws: WsConnection): MessageSocket {
   const queue: (string | Uint8Array)[] = [];
   let closed = false;
   let wake: (() => void) | undefined;
