@@ -300,9 +300,11 @@ export class LbEndpoint {
     return new Promise((done) => {
       const res = reply.raw;
       let finished = false;
+      let processing: NodeJS.Timeout | undefined;
       const finish = () => {
         if (finished) return;
         finished = true;
+        clearTimeout(processing);
         this.release(worker);
         done(res.headersSent ? res.statusCode : CLIENT_GONE);
       };
@@ -369,7 +371,7 @@ export class LbEndpoint {
       });
       // The load balancer's own bound on a request's whole time, streamed answers included.
       const processingMs = this.options.processingTimeoutMs ?? DEFAULT_PROCESSING_TIMEOUT_MS;
-      const processing = setTimeout(
+      processing = setTimeout(
         () =>
           refuse(
             504,
