@@ -86,6 +86,7 @@ export {
   type NodeVersion,
   SUPPORTED_NODE_VERSIONS,
 } from "./routes/settings.js";
+export type { RouteSocket, SocketFn } from "./routes/sockets.js";
 export {
   DEFAULT_START_TIMEOUT_S,
   ModelServer,

@@ -1,8 +1,12 @@
 // The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
+
+import { WebSocket } from "ws";
 import { PayloadTooLargeError } from "../errors.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
 import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
+import { type MessageSocket, messageSocket } from "../http/socket.js";
+import type { WireResponse } from "../http/wire.js";
 import type { Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import { resolveApiKey } from "./credentials.js";
@@ -55,6 +59,28 @@ export interface EndpointHealth {
 /** The methods a load-balanced endpoint's routes take. */
 export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/**
+ * Route calls pinned to one worker with `X-Runpod-Worker-Id` (RunPod's serverless/load-balancing/worker-affinity):
+ * `soft` prefers it and falls back to another, `strict` waits for it (404 when it is gone), `strict-resume`
+ * also resumes it when it scaled down.
+ */
+export interface WorkerPin {
+  workerId: string;
+  mode?: "soft" | "strict" | "strict-resume";
+}
+
+/** A WebSocket to a load-balanced route, and the worker that took it (to pin the next calls to). */
+export interface EndpointSocket extends MessageSocket {
+  readonly workerId: string | undefined;
+}
+
+/** A route call's answer and the worker that gave it (its `X-Runpod-Worker-Id`, to pin the next calls to). */
+export interface RouteAnswer<T = unknown> {
+  body: T;
+  /** Undefined where the platform names no worker (not a load balancer). */
+  workerId: string | undefined;
+}
+
 export interface EndpointClientOptions {
   /** The endpoint's id: jobs go to `{baseUrl}/v2/<id>`, routes to `https://<id>.api.runpod.ai` (`{baseUrl}/lb/<id>` on another platform). */
   id?: string;
@@ -88,6 +114,8 @@ export interface EndpointClientOptions {
   logger?: Logger;
   fetch?: typeof fetch;
   env?: Record<string, string | undefined>;
+  /** Route calls carry `X-Runpod-Worker-Id` for this worker; `pin()` makes such a client. */
+  pin?: WorkerPin;
   /** Where `.env` and `.flash/deployments.json` are looked up (default: the working directory). */
   cwd?: string;
   /** Home directory of the credentials file. */
@@ -104,6 +132,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 /** Extra time a /runsync request may take beyond the wait it asked for. */
 const SYNC_SLACK_MS = 15_000;
+
+/** The worker that answered a load-balanced call, and a call's affinity (serverless/load-balancing/worker-affinity). */
+const WORKER_ID_HEADER = "X-Runpod-Worker-Id";
+
+/** RunPod's docs: "set the `open_timeout` parameter to allow time for workers to scale up" (60 s in their example). */
+const SOCKET_OPEN_TIMEOUT_MS = 60_000;
 
 const TERMINAL: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
 const USER_AGENT = `flash-worker-client/${VERSION} Node.js/${process.versions.node}`;
@@ -277,6 +311,11 @@ export class EndpointClient {
 
   /** One route call with the client's retries and breaker; a non-2xx answer is an EndpointHttpError. */
   async route<T = unknown>(method: RouteMethod, path: string, body?: unknown): Promise<T> {
+    return (await this.routeAnswer<T>(method, path, body)).body;
+  }
+
+  /** As route(), with the id of the worker that answered: `pin(answer.workerId)` sends the next calls there. */
+  async routeAnswer<T = unknown>(method: RouteMethod, path: string, body?: unknown): Promise<RouteAnswer<T>> {
     if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
     const target = this.resolve();
     if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `${method} ${path}`);
@@ -295,7 +334,79 @@ export class EndpointClient {
     this.resourceLog().info(`${method} ${path}`);
     // POST and PATCH are not idempotent: an answered failure may mean the route ran, so it is not repeated.
     const idempotent = this.options.retryNonIdempotent === true || !NON_IDEMPOTENT.has(method);
-    return this.request<T>(method, path, text, REQUEST_TIMEOUT_MS, "routes", idempotent);
+    const pinned = this.options.pin;
+    const affinity: Record<string, string> = pinned
+      ? {
+          [WORKER_ID_HEADER]:
+            pinned.mode && pinned.mode !== "soft" ? `${pinned.mode} ${pinned.workerId}` : pinned.workerId,
+        }
+      : {};
+    const { body: answer, response } = await this.exchange<T>(
+      method,
+      path,
+      text,
+      REQUEST_TIMEOUT_MS,
+      "routes",
+      idempotent,
+      affinity,
+    );
+    return { body: answer, workerId: response.headers.get(WORKER_ID_HEADER) ?? undefined };
+  }
+
+  /**
+   * Opens a WebSocket to a route of a load-balanced endpoint, the key in `Authorization: Bearer` (as RunPod's
+   * docs send it) and the pin's `X-Runpod-Worker-Id`. Waits up to `openTimeoutMs` for the upgrade (default 60 s:
+   * the docs' advice, "to allow workers time to scale up"); a refusal is an EndpointHttpError.
+   */
+  async socket(path: string, options: { openTimeoutMs?: number } = {}): Promise<EndpointSocket> {
+    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    const target = this.resolve();
+    if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `WebSocket ${path}`);
+    const url = `${target.routesUrl}${path}`.replace(/^http/, "ws");
+    const pinned = this.options.pin;
+    const ws = new WebSocket(url, {
+      headers: {
+        Authorization: `Bearer ${this.apiKey()}`,
+        "User-Agent": USER_AGENT,
+        ...(pinned
+          ? {
+              [WORKER_ID_HEADER]:
+                pinned.mode && pinned.mode !== "soft" ? `${pinned.mode} ${pinned.workerId}` : pinned.workerId,
+            }
+          : {}),
+      },
+      handshakeTimeout: options.openTimeoutMs ?? SOCKET_OPEN_TIMEOUT_MS,
+    });
+    const socket = messageSocket(ws);
+    let workerId: string | undefined;
+    ws.once("upgrade", (res) => {
+      const header = res.headers[WORKER_ID_HEADER.toLowerCase()];
+      workerId = Array.isArray(header) ? header[0] : header;
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.once("end", () => {
+          ws.terminate();
+          reject(new EndpointHttpError(this.name, res.statusCode ?? 0, res.statusMessage ?? "", body, url));
+        });
+      });
+      ws.once("error", (err) => reject(new EndpointConnectionError(this.name, url, err)));
+    });
+    return Object.assign(socket, { workerId });
+  }
+
+  /**
+   * A client for the same endpoint whose route calls go to one worker (`X-Runpod-Worker-Id`): soft by default
+   * (falls back to another when it is busy or gone); strict waits for it and fails with a 404 once it is gone.
+   */
+  pin(workerId: string, mode: WorkerPin["mode"] = "soft"): EndpointClient {
+    if (!/^\S+$/.test(workerId))
+      throw new TypeError(`A worker id has no spaces and is not empty: got ${JSON.stringify(workerId)}`);
+    return new EndpointClient({ ...this.options, pin: { workerId, mode } });
   }
 
   private async pollUntilDone<O>(
@@ -386,9 +497,20 @@ export class EndpointClient {
     path: string,
     body?: string,
     timeoutMs = REQUEST_TIMEOUT_MS,
-    to: "jobs" | "routes" = "jobs",
-    idempotent = true,
   ): Promise<T> {
+    return (await this.exchange<T>(method, path, body, timeoutMs, "jobs", true, {})).body;
+  }
+
+  /** request(), with the answer's headers. */
+  private async exchange<T>(
+    method: RouteMethod,
+    path: string,
+    body: string | undefined,
+    timeoutMs: number,
+    to: "jobs" | "routes",
+    idempotent: boolean,
+    extraHeaders: Record<string, string>,
+  ): Promise<{ body: T; response: WireResponse }> {
     const target = this.resolve();
     if (to === "jobs" && target.kind === "load-balanced") {
       throw new EndpointKindError(this.name, "load-balanced", `${method} ${path.split("?")[0]}`);
@@ -398,6 +520,7 @@ export class EndpointClient {
       Authorization: `Bearer ${this.apiKey()}`,
       "User-Agent": USER_AGENT,
       Accept: "application/json",
+      ...extraHeaders,
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const answer = await this.http().send({
@@ -410,7 +533,7 @@ export class EndpointClient {
       idempotent,
     });
     const { response, text } = answer;
-    if (response.ok) return this.parse<T>(text);
+    if (response.ok) return { body: this.parse<T>(text), response };
     if (response.status === 404) this.notFound(text, target, to, `${method} ${path.split("?")[0]}`);
     // A route that ran past the endpoint's execution timeout: the same error as a timed-out job.
     const timedOut = response.status === 504 ? TIMEOUT_ANSWER.exec(errorText(text)) : null;

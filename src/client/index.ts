@@ -12,6 +12,7 @@ export {
   type Clock,
 } from "../http/breaker.js";
 export type { RetryPolicy } from "../http/retry.js";
+export type { MessageSocket } from "../http/socket.js";
 export {
   type ApiKey,
   ApiKeyError,
@@ -23,12 +24,15 @@ export {
   EndpointClient,
   type EndpointClientOptions,
   type EndpointHealth,
+  type EndpointSocket,
   endpoint,
   type JobOptions,
   type JobOutput,
   type JobStatus,
+  type RouteAnswer,
   type RouteMethod,
   type WaitOptions,
+  type WorkerPin,
 } from "./endpoint.js";
 export {
   CircuitOpenError,

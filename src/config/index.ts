@@ -76,6 +76,10 @@ export interface Config {
   deliveryTimeoutMs: number;
   /** Port of the load-balanced HTTP server. */
   port: number;
+  /** PORT_HEALTH: where the platform polls the health check, when not `port` (serverless/load-balancing/overview). */
+  healthPort?: number;
+  /** HEALTH_CHECK_PATH: the path the platform polls, default `/ping` (serverless/load-balancing/overview). */
+  healthPath: string;
   /** Address the load-balanced server binds (all interfaces in a container). */
   host: string;
   platform: PlatformConfig;
@@ -263,6 +267,13 @@ function containerTool(raw: string, source: string): "buildah" | "podman" | "doc
   throw new ConfigError(`Invalid container tool "${raw}" in ${source}: expected buildah, podman or docker`);
 }
 
+function urlPath(raw: string, source: string): string {
+  const path = raw.trim();
+  if (!path.startsWith("/") || /[\s?#]/.test(path))
+    throw new ConfigError(`Invalid path "${raw}" in ${source}: expected a path such as /ping or /health`);
+  return path;
+}
+
 function nonEmpty(raw: string, source: string): string {
   if (raw.trim() === "") throw new ConfigError(`Empty value in ${source}`);
   return raw.trim();
@@ -308,6 +319,8 @@ export const OPTIONS = {
   deliveryTimeout: { flags: [], env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400) },
   initTimeout: { flags: [], env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535) },
+  healthPort: { flags: [], env: ["PORT_HEALTH"], parse: integer(0, 65535) },
+  healthPath: { flags: [], env: ["HEALTH_CHECK_PATH"], parse: urlPath },
   host: { flags: ["--host"], env: ["FLASH_LB_HOST"], parse: text },
   pingInterval: { flags: [], env: ["RUNPOD_PING_INTERVAL"], parse: integer(1, 3_600_000) },
   maxDownloadBytes: {
@@ -413,6 +426,8 @@ export function parseConfig(argv: readonly string[], env: Env = process.env): Pa
     deliveryTimeoutMs: pick("deliveryTimeout") ?? 3_600_000,
     initTimeoutMs: pick("initTimeout"),
     port: pick("port") ?? 80,
+    healthPort: pick("healthPort"),
+    healthPath: pick("healthPath") ?? "/ping",
     host: pick("host") ?? "0.0.0.0",
     platform: {
       getJobUrl: env.RUNPOD_WEBHOOK_GET_JOB || undefined,

@@ -57,8 +57,14 @@ export interface PlatformOptions {
   pingIntervalMs?: number;
   /** How long a stopped worker may finish its jobs before it is killed (default 30 s). */
   workerStopGraceMs?: number;
-  /** How long a load-balanced request waits for a ready worker before a 503 (default 90 s). */
+  /** How long a load-balanced request waits for a ready worker before a 503 (default 2 min, RunPod's). */
   lbReadyWaitMs?: number;
+  /** A load-balanced request's whole time on its worker before a 504 (default 5.5 min, RunPod's). */
+  lbProcessingTimeoutMs?: number;
+  /** Load-balanced request and answer bodies past this are refused (default 30 MB, RunPod's). */
+  lbPayloadLimitBytes?: number;
+  /** How long a strict-affinity request waits for its busy worker before the 400 (default 5 min, RunPod's ~5). */
+  lbAffinityWaitMs?: number;
   /**
    * RUNPOD_INIT_TIMEOUT: a queue worker that has not asked for a job this long after it was started is
    * unhealthy and killed (default 420 s, RunPod's 7 minutes: serverless/development/optimization).
@@ -191,6 +197,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     workerCommand,
     stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
     ...(options.lbReadyWaitMs === undefined ? {} : { readyWaitMs: options.lbReadyWaitMs }),
+    ...(options.lbAffinityWaitMs === undefined ? {} : { affinityWaitMs: options.lbAffinityWaitMs }),
+    ...(options.lbProcessingTimeoutMs === undefined
+      ? {}
+      : { processingTimeoutMs: options.lbProcessingTimeoutMs }),
+    ...(options.lbPayloadLimitBytes === undefined ? {} : { payloadLimitBytes: options.lbPayloadLimitBytes }),
   });
   await app.register(lbProxy, { ctx, endpoints: lb });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });

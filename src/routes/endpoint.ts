@@ -19,6 +19,7 @@ import {
   type NodeVersion,
   parseEndpointOptions,
 } from "./settings.js";
+import type { SocketFn, SocketRouteDefinition } from "./sockets.js";
 
 /** The JSON object a route receives by default: body keys (or query keys) plus path parameters. */
 export type RouteArgs = Record<string, unknown>;
@@ -77,6 +78,7 @@ export class Endpoint {
   readonly kind = "endpoint" as const;
   readonly settings: EndpointSettings;
   private readonly table = new Map<string, RouteDefinition>();
+  private readonly socketTable = new Map<string, SocketRouteDefinition>();
   private readonly hooks: StartHook[] = [];
   private queue: EndpointHandlerDefinition | undefined;
 
@@ -121,8 +123,15 @@ export class Endpoint {
     return [...this.table.values()];
   }
 
+  /** WebSocket routes in declaration order. */
+  get sockets(): readonly SocketRouteDefinition[] {
+    return [...this.socketTable.values()];
+  }
+
   get isLoadBalanced(): boolean {
-    return this.table.size > 0 || (this.settings.server !== undefined && !this.queue);
+    return (
+      this.table.size > 0 || this.socketTable.size > 0 || (this.settings.server !== undefined && !this.queue)
+    );
   }
 
   /** The queue handler, when the endpoint was used with `handler()`. */
@@ -174,7 +183,7 @@ export class Endpoint {
       );
     }
     const key = routeKey(verb, fastifyPath);
-    const existing = this.table.get(key);
+    const existing = this.table.get(key) ?? (verb === "GET" ? this.socketTable.get(key) : undefined);
     if (existing) {
       throw new EndpointConfigError(
         `duplicate route: ${verb} ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}')`,
@@ -256,7 +265,7 @@ export class Endpoint {
     fn: HandlerFn<I, O>,
     options: HandlerOptions = {},
   ): EndpointHandlerDefinition<I, O> {
-    if (this.table.size > 0) {
+    if (this.isLoadBalanced) {
       throw new EndpointConfigError(
         "cannot use Endpoint as a queue handler (.handler()) after registering routes with .get()/.post()/etc. use one pattern or the other.",
       );
@@ -287,12 +296,43 @@ export class Endpoint {
     return withSettings;
   }
 
+  /**
+   * Declares a WebSocket route (a GET that upgrades): `fn` runs for each connection, reads the client's
+   * messages with `for await`, answers with `socket.send()`; the connection closes when it returns.
+   */
+  websocket(path: string, fn: SocketFn): SocketFn {
+    const fastifyPath = checkPath(path);
+    if (this.settings.name === undefined) {
+      throw new EndpointConfigError(
+        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
+      );
+    }
+    if (typeof fn !== "function") {
+      throw new EndpointConfigError(`websocket ${path}: expected a function, got ${typeof fn}`);
+    }
+    const key = routeKey("GET", fastifyPath);
+    const existing = this.socketTable.get(key) ?? this.table.get(key);
+    if (existing) {
+      throw new EndpointConfigError(
+        `duplicate route: GET ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}'); a WebSocket route is a GET`,
+      );
+    }
+    this.socketTable.set(key, { path: fastifyPath, fn });
+    this.declared();
+    return fn;
+  }
+
   /** Told when a route or the queue handler is declared: the public API's subclass records the app here. */
   protected declared(): void {}
 
   /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
   assertRoutes(): void {
-    if (this.table.size > 0 || this.settings.server) return;
+    if (this.isLoadBalanced || this.settings.server) return;
     const name = this.settings.name ? ` '${this.settings.name}'` : "";
     throw new EndpointConfigError(
       `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,

@@ -6,8 +6,10 @@ import type { Logger } from "../log/index.js";
 import { ServerStartError } from "../server/errors.js";
 import type { SupervisedServer } from "../server/supervise.js";
 import type { Endpoint } from "./endpoint.js";
+import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
 import { createRouteServer } from "./server.js";
 import { isEndpointConfigError } from "./settings.js";
+import { addSocketRoutes } from "./sockets.js";
 
 export interface ServeOptions {
   /** Resolves when the server should stop; default: SIGTERM or SIGINT. */
@@ -60,6 +62,9 @@ export async function serveEndpoint(
       }
     : undefined;
   const server = createRouteServer(endpoint, { log: lbLog, server: model, ready });
+  addHealthPath(server.app, config.healthPath, endpoint.routes);
+  addSocketRoutes(server.app, endpoint.sockets, lbLog);
+  let health: HealthListener | undefined;
   try {
     await server.app.listen({ host: config.host, port: config.port });
   } catch (err) {
@@ -71,6 +76,26 @@ export async function serveEndpoint(
   const address = server.app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   lbLog.info(`Starting ${name} endpoint | listening on http://${config.host}:${port}`);
+  // PORT_HEALTH apart from PORT: the health check answers on a listener of its own too.
+  if (config.healthPort !== undefined && config.healthPort !== port) {
+    try {
+      health = await listenHealth(server.app, {
+        host: config.host,
+        port: config.healthPort,
+        path: config.healthPath,
+        log: lbLog,
+      });
+    } catch (err) {
+      lbLog.error(
+        `Could not listen on ${config.host}:${config.healthPort} (PORT_HEALTH): ${(err as Error).message}`,
+      );
+      await server.close(0);
+      await supervised?.stop();
+      signals?.dispose();
+      return 1;
+    }
+    lbLog.info(healthLine(config.host, health.port, config.healthPath));
+  }
   for (const route of endpoint.routes) lbLog.debug(`Route ${route.method} ${route.path}`);
 
   // The model server exiting ends the endpoint as a signal would, and the exit code says it failed.
@@ -91,10 +116,11 @@ export async function serveEndpoint(
     lbLog.error(`Endpoint ${name} failed to start; exiting.`);
     await server.close(0);
     await supervised?.stop();
+    await health?.close();
     signals?.dispose();
     return 1;
   }
-  if ("ok" in first) lbLog.info(`Endpoint ${name} ready | /ping answers 200`);
+  if ("ok" in first) lbLog.info(`Endpoint ${name} ready | ${config.healthPath} answers 200`);
 
   const reason = "reason" in first ? first.reason : await ended;
   signals?.dispose();
@@ -102,6 +128,7 @@ export async function serveEndpoint(
   // A second signal ends the grace period at once, as in the queue worker.
   const stopListening = signals ? onShutdownSignal(() => server.endGrace()) : () => {};
   await server.close(died ? 0 : config.gracePeriodMs);
+  await health?.close();
   stopListening();
   await supervised?.stop();
   lbLog.info(`Endpoint ${name} stopped.`);

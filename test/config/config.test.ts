@@ -13,6 +13,13 @@ describe("parseConfig: flag > env > default", () => {
       apiPort: 8000,
       gracePeriodMs: 30_000,
       port: 80,
+      // RunPod: the health check on PORT at /ping unless PORT_HEALTH and HEALTH_CHECK_PATH say otherwise.
+      healthPath: "/ping",
+    });
+    expect(config.healthPort).toBeUndefined();
+    expect(parseConfig([], { PORT_HEALTH: "8081", HEALTH_CHECK_PATH: "/health" }).config).toMatchObject({
+      healthPort: 8081,
+      healthPath: "/health",
     });
     // Unset: the start-up phases get RunPod's 7 minutes (serverless/development/optimization), a declared
     // model server its own startTimeout.
@@ -159,6 +166,12 @@ describe("parseConfig: flag > env > default", () => {
       'Invalid value "http" in flag --rp_api_port: expected a whole number from 0 to 65535',
     ],
     [[], { PORT: "70000" }, 'Invalid value "70000" in environment variable PORT'],
+    [[], { PORT_HEALTH: "-1" }, 'Invalid value "-1" in environment variable PORT_HEALTH'],
+    [
+      [],
+      { HEALTH_CHECK_PATH: "health" },
+      'Invalid path "health" in environment variable HEALTH_CHECK_PATH: expected a path such as /ping or /health',
+    ],
     [[], { FLASH_GRACE_PERIOD: "-1" }, "environment variable FLASH_GRACE_PERIOD (seconds)"],
     [[], { RUNPOD_PING_INTERVAL: "soon" }, "environment variable RUNPOD_PING_INTERVAL"],
     [

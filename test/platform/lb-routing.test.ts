@@ -157,7 +157,8 @@ describe("load-balanced routing across workers", { timeout: TIMEOUT }, () => {
     const res = await call("cold", "/who");
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({
-      error: "No worker of endpoint cold is ready (1 starting); try again shortly",
+      error: "no workers available",
+      message: "No worker of endpoint cold is ready (1 starting); try again shortly",
     });
     open(join(dir, "cold-start"));
     await ready("cold", 1);

@@ -152,3 +152,44 @@ describe("one endpoint, one pattern: routes or a queue handler", () => {
     expect(registry().app).toBe(api);
   });
 });
+
+describe("WebSocket routes (docs/toolkit.md §4.6)", () => {
+  const chat = async () => {};
+
+  it("make the endpoint load-balanced, and follow the route rules", () => {
+    const api = new Endpoint({ name: "ws-api" });
+    api.websocket("/ws", chat);
+    expect(api.isLoadBalanced).toBe(true);
+    expect(() => api.assertRoutes()).not.toThrow();
+    expect(api.sockets.map((s) => s.path)).toEqual(["/ws"]);
+    expect(message(() => api.websocket("ws", chat))).toBe("path must start with '/', got: ws");
+    expect(message(() => api.websocket("/ping", chat))).toMatch(
+      /^path '\/ping' is reserved by the framework/,
+    );
+    expect(message(() => new Endpoint().websocket("/ws", chat))).toMatch(/^name is required/);
+  });
+
+  it("a WebSocket route is a GET: the same path cannot be both", () => {
+    const api = new Endpoint({ name: "ws-api" });
+    api.websocket("/ws", chat);
+    expect(message(() => api.get("/ws", noop))).toBe(
+      "duplicate route: GET /ws on endpoint 'ws-api' (already registered to 'chat')",
+    );
+    api.post("/ws", noop);
+    api.get("/feed", noop);
+    expect(message(() => api.websocket("/feed", chat))).toBe(
+      "duplicate route: GET /feed on endpoint 'ws-api' (already registered to 'noop'); a WebSocket route is a GET",
+    );
+  });
+
+  it("not beside a queue handler", () => {
+    const queue = new Endpoint({ name: "worker" });
+    queue.handler(noop);
+    expect(message(() => queue.websocket("/ws", chat))).toBe(
+      "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
+    );
+    const api = new Endpoint({ name: "ws-api" });
+    api.websocket("/ws", chat);
+    expect(message(() => api.handler(noop))).toMatch(/^cannot use Endpoint as a queue handler/);
+  });
+});

@@ -67,7 +67,7 @@ function sameKey(given: string, expected: string): boolean {
 }
 
 /** Client calls carry `Authorization: Bearer <key>`; workers send the raw key (docs/protocol.md §3.1). */
-export function checkKey(request: FastifyRequest, apiKey: string, allowRaw: boolean): void {
+export function checkKey(request: Pick<FastifyRequest, "headers">, apiKey: string, allowRaw: boolean): void {
   const header = request.headers.authorization;
   if (typeof header === "string") {
     if (header.startsWith("Bearer ") && sameKey(header.slice(7).trim(), apiKey)) return;

@@ -2,8 +2,16 @@
 // (200 ready, 204 initializing, anything else unhealthy: docs/toolkit.md §4.2), and a proxy from
 // `/lb/<endpoint_id>/<path>` to a ready worker.
 import { type ChildProcess, spawn } from "node:child_process";
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import {
+  Agent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  STATUS_CODES,
+} from "node:http";
+import { connect } from "node:net";
 import { resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
@@ -24,6 +32,8 @@ export type LbEndpointInit = Omit<EndpointInit, "id" | "kind" | "maxRetries"> & 
   launch?: WorkerLaunch;
   /** No worker is started until setLaunch() (the image is still being pulled). */
   awaitLaunch?: boolean;
+  /** Requests one worker takes at once (default unlimited): past it soft affinity falls back and strict waits. */
+  workerConcurrency?: number;
 };
 
 /** A load-balanced worker as GET /v2/serverless/<id>/workers lists it. */
@@ -72,6 +82,12 @@ export interface LbOptions {
   stopGraceMs: number;
   /** How long a request waits for a ready worker before a 503 (cold start, /ping gating). */
   readyWaitMs?: number;
+  /** How long a strict-affinity request waits for its busy worker before the 400 (RunPod: ~5 min). */
+  affinityWaitMs?: number;
+  /** A request's whole time on its worker before the 504 (RunPod's "Processing timeout": 5.5 min). */
+  processingTimeoutMs?: number;
+  /** Request and answer bodies past this are refused (RunPod's "Payload limit": 30 MB). */
+  payloadLimitBytes?: number;
   /** Called for every request a load-balanced endpoint answered (the console's metrics). */
   onRequest?(endpointId: string, request: LbRequest): void;
 }
@@ -82,6 +98,8 @@ interface LbWorker {
   id: string;
   child: ChildProcess;
   port?: number;
+  /** PORT_HEALTH's port, where the endpoint's env asks for one apart from PORT. */
+  healthPort?: number;
   state: WorkerState;
   inFlight: number;
   startedAt: number;
@@ -95,13 +113,47 @@ interface LbWorker {
 const PING_STARTING_MS = 100;
 const PING_READY_MS = 1_000;
 const PING_TIMEOUT_MS = 2_000;
-const DEFAULT_READY_WAIT_MS = 90_000;
+/** serverless/load-balancing/overview, "Timeouts and limits": request timeout "2 min (no worker available)". */
+const DEFAULT_READY_WAIT_MS = 120_000;
+/** The same table: "Processing timeout | 5.5 min (per request)". */
+const DEFAULT_PROCESSING_TIMEOUT_MS = 330_000;
+/** The same table: "Payload limit | 30 MB (request and response)". */
+const DEFAULT_PAYLOAD_LIMIT_BYTES = 30 * 1024 * 1024;
+const mb = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
+/** "If the worker is at capacity, the request waits up to ~5 minutes" (serverless/load-balancing/worker-affinity). */
+const DEFAULT_AFFINITY_WAIT_MS = 300_000;
+/** The header naming the worker that answered, and a request's affinity (serverless/load-balancing/worker-affinity). */
+export const WORKER_ID_HEADER = "x-runpod-worker-id";
+
+/** A request's `X-Runpod-Worker-Id`: `<id>` soft, `strict <id>`, `strict-resume <id>`. */
+export interface Affinity {
+  mode: "soft" | "strict" | "strict-resume";
+  worker: string;
+}
+
+/** Parses `X-Runpod-Worker-Id`; undefined when absent or empty (normal routing). Throws a 400 on a malformed value. */
+export function parseAffinity(value: string | string[] | undefined): Affinity | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim() ?? "";
+  if (text === "") return undefined;
+  const parts = text.split(/\s+/);
+  if (parts.length === 1) return { mode: "soft", worker: text };
+  const [mode, worker] = parts;
+  if (parts.length === 2 && (mode === "strict" || mode === "strict-resume") && worker)
+    return { mode, worker };
+  throw new HttpError(
+    400,
+    `Invalid X-Runpod-Worker-Id "${text}": expected "<worker-id>", "strict <worker-id>" or "strict-resume <worker-id>"`,
+  );
+}
 /** How much longer than the execution timeout the proxy waits, so the worker's own 504 answers first. */
 const TIMEOUT_SLACK_MS = 1_000;
 /** The status recorded for a request whose client left before the answer began. */
 const CLIENT_GONE = 499;
 /** The worker's own log line that names its port (src/routes/serve.ts). */
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
+/** Its line that names the health port (src/routes/health.ts healthLine). */
+const HEALTH_LISTENING = /Health checks on http:\/\/[^:\s]+:(\d+)\//;
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
   "connection",
@@ -178,18 +230,28 @@ export class LbEndpoint {
     return this.alive().filter((w) => w.state === "ready").length;
   }
 
-  /** A ready worker (the least busy), waiting for one while workers start; undefined when the wait ends first. */
-  async acquire(waitMs: number, signal: AbortSignal): Promise<LbWorker | undefined> {
+  /**
+   * A ready worker (the pinned one, else the least busy), waiting for one while workers start; undefined when
+   * the wait ends first, "gone" when a strict affinity's worker is not (or no longer) running.
+   */
+  async acquire(
+    waitMs: number,
+    signal: AbortSignal,
+    affinity?: Affinity,
+  ): Promise<LbWorker | "gone" | undefined> {
+    const strict = affinity !== undefined && affinity.mode !== "soft";
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const worker = this.pick();
+      const pinned = affinity ? this.processes.get(affinity.worker) : undefined;
+      if (strict && (!pinned || pinned.stopping)) return "gone";
+      const worker = pinned && this.available(pinned) ? pinned : strict ? undefined : this.pick();
       if (worker) {
         worker.inFlight++;
         // Every ready worker busy: bring up another for the next request, within max.
         if (worker.inFlight > 1) this.scale(true);
         return worker;
       }
-      this.scale(true);
+      if (!strict) this.scale(true);
       const left = deadline - Date.now();
       if (left <= 0 || signal.aborted || this.closed) return undefined;
       await new Promise<void>((wake) => {
@@ -209,6 +271,8 @@ export class LbEndpoint {
   release(worker: LbWorker): void {
     worker.inFlight = Math.max(0, worker.inFlight - 1);
     if (worker.inFlight === 0) worker.idleSince = Date.now();
+    // A request waiting for this worker (strict affinity, or every worker at capacity) may go now.
+    this.wake();
   }
 
   /** The newest requests this endpoint answered, oldest first (at most LB_REQUESTS_KEPT). */
@@ -236,20 +300,36 @@ export class LbEndpoint {
     return new Promise((done) => {
       const res = reply.raw;
       let finished = false;
+      let processing: NodeJS.Timeout | undefined;
       const finish = () => {
         if (finished) return;
         finished = true;
+        clearTimeout(processing);
         this.release(worker);
         done(res.headersSent ? res.statusCode : CLIENT_GONE);
       };
       const fail = (status: number, message: string) => {
         if (!res.headersSent) {
-          res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+          res.writeHead(status, {
+            "content-type": "application/json; charset=utf-8",
+            [WORKER_ID_HEADER]: worker.id,
+          });
           res.end(JSON.stringify({ error: message }));
         } else {
           res.destroy();
         }
         finish();
+      };
+      const limit = this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+      const tooLarge = (what: string, bytes: number) =>
+        `${what} is over the load balancer's ${mb(limit)} payload limit (${mb(bytes)} so far): use a network volume or send it in chunks`;
+      // Set once the proxy has answered itself (limit, timeout): the upstream error that follows is not news.
+      let refused = false;
+      const refuse = (status: number, message: string) => {
+        if (refused) return;
+        refused = true;
+        upstream.destroy();
+        fail(status, message);
       };
       const upstream = httpRequest(
         {
@@ -261,7 +341,18 @@ export class LbEndpoint {
           agent: this.agent,
         },
         (answer) => {
-          res.writeHead(answer.statusCode ?? 502, forwardHeaders(answer.headers));
+          const declared = Number(answer.headers["content-length"] ?? 0);
+          if (declared > limit) return refuse(502, tooLarge(`Worker ${worker.id}'s answer`, declared));
+          let received = 0;
+          // An answer without a length that grows past the limit is cut: its status is already sent.
+          answer.on("data", (chunk: Buffer) => {
+            received += chunk.length;
+            if (received > limit) refuse(502, tooLarge(`Worker ${worker.id}'s answer`, received));
+          });
+          res.writeHead(answer.statusCode ?? 502, {
+            ...forwardHeaders(answer.headers),
+            [WORKER_ID_HEADER]: worker.id,
+          });
           answer.pipe(res);
           answer.once("end", finish);
           answer.once("error", () => fail(502, `Worker ${worker.id} broke off its answer`));
@@ -274,12 +365,29 @@ export class LbEndpoint {
         upstream.destroy();
       });
       upstream.once("error", (err) => {
+        if (refused) return;
         if (timedOut) fail(504, timeoutMessage(this.id, this.executionTimeoutMs));
         else fail(502, `Worker ${worker.id}: ${err.message}`);
       });
+      // The load balancer's own bound on a request's whole time, streamed answers included.
+      const processingMs = this.options.processingTimeoutMs ?? DEFAULT_PROCESSING_TIMEOUT_MS;
+      processing = setTimeout(
+        () =>
+          refuse(
+            504,
+            `Processing timeout on ${this.id} after ${(processingMs / 1000).toFixed(1)}s: the load balancer's limit per request`,
+          ),
+        processingMs,
+      );
       res.once("close", () => {
+        clearTimeout(processing);
         if (!res.writableFinished) upstream.destroy();
         finish();
+      });
+      let sent = 0;
+      request.raw.on("data", (chunk: Buffer) => {
+        sent += chunk.length;
+        if (sent > limit) refuse(413, tooLarge("The request body", sent));
       });
       request.raw.pipe(upstream);
     });
@@ -343,8 +451,21 @@ export class LbEndpoint {
     return [...this.processes.values()].filter((w) => !w.stopping);
   }
 
+  private get capacity(): number {
+    return this.init.workerConcurrency ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Ready and below its concurrency: it can take a request now. */
+  private available(worker: LbWorker): boolean {
+    return !worker.stopping && worker.state === "ready" && worker.inFlight < this.capacity;
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
   private pick(): LbWorker | undefined {
-    const ready = this.alive().filter((w) => w.state === "ready");
+    const ready = this.alive().filter((w) => this.available(w));
     if (ready.length === 0) return undefined;
     // Least busy first; round-robin among equals so load spreads.
     this.next = (this.next + 1) % ready.length;
@@ -379,8 +500,14 @@ export class LbEndpoint {
 
   private spawn(): void {
     const id = newShortId();
-    // PORT=0: the worker picks a free port and names it in its "listening on" line.
-    const env = { ...this.init.env, PORT: "0", FLASH_LB_HOST: "127.0.0.1", RUNPOD_POD_ID: id };
+    // PORT=0: the worker picks a free port and names it in its "listening on" line (PORT_HEALTH too, when set).
+    const env = {
+      ...this.init.env,
+      PORT: "0",
+      ...(this.separateHealthPort ? { PORT_HEALTH: "0" } : {}),
+      FLASH_LB_HOST: "127.0.0.1",
+      RUNPOD_POD_ID: id,
+    };
     const argv = this.launch ? this.launch(env) : this.command;
     const [command, ...args] = argv ?? [];
     if (!command) return;
@@ -413,10 +540,19 @@ export class LbEndpoint {
     log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
     relayOutput(child, log, (line) => {
       const port = worker.port === undefined ? LISTENING.exec(line)?.[1] : undefined;
-      if (port) {
-        worker.port = Number(port);
+      if (port) worker.port = Number(port);
+      const health =
+        this.separateHealthPort && worker.healthPort === undefined
+          ? HEALTH_LISTENING.exec(line)?.[1]
+          : undefined;
+      if (health) worker.healthPort = Number(health);
+      // Health checks begin once the port they go to is known.
+      if (
+        (port || health) &&
+        worker.port !== undefined &&
+        (!this.separateHealthPort || worker.healthPort !== undefined)
+      )
         this.ping(worker);
-      }
     });
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
     child.once("close", (code, signal) => {
@@ -427,11 +563,22 @@ export class LbEndpoint {
     });
   }
 
-  /** One /ping, then the next one scheduled: 200 ready, 204 initializing, anything else unhealthy. */
+  /** The endpoint's env sets PORT_HEALTH: its workers answer health checks on a port of their own. */
+  private get separateHealthPort(): boolean {
+    return this.init.env?.PORT_HEALTH !== undefined;
+  }
+
+  /** HEALTH_CHECK_PATH from the endpoint's env, else /ping (serverless/load-balancing/overview). */
+  private get healthPath(): string {
+    return this.init.env?.HEALTH_CHECK_PATH || "/ping";
+  }
+
+  /** One health check, then the next one scheduled: 200 ready, 204 initializing, anything else unhealthy. */
   private ping(worker: LbWorker): void {
     if (worker.stopping || this.closed || worker.port === undefined) return;
     const log = this.options.log.child({ subject: worker.id });
-    fetch(`http://127.0.0.1:${worker.port}/ping`, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+    const port = worker.healthPort ?? worker.port;
+    fetch(`http://127.0.0.1:${port}${this.healthPath}`, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
       .then(async (res) => {
         await res.arrayBuffer();
         return res.status === 200 ? "ready" : res.status === 204 ? "initializing" : "unhealthy";
@@ -441,10 +588,12 @@ export class LbEndpoint {
         if (worker.stopping) return;
         if (state !== worker.state) {
           if (state === "ready") {
-            log.info(`Worker:${worker.id} | ready on port ${worker.port} (/ping 200)`);
+            log.info(`Worker:${worker.id} | ready on port ${worker.port} (${this.healthCheck(worker)} 200)`);
             this.exits.recovered(worker.startedAt);
-          } else if (state === "initializing") log.info(`Worker:${worker.id} | initializing (/ping 204)`);
-          else if (worker.state === "ready") log.warn(`Worker:${worker.id} | unhealthy: /ping failed`);
+          } else if (state === "initializing")
+            log.info(`Worker:${worker.id} | initializing (${this.healthCheck(worker)} 204)`);
+          else if (worker.state === "ready")
+            log.warn(`Worker:${worker.id} | unhealthy: ${this.healthCheck(worker)} failed`);
           worker.state = state;
           if (state === "ready") for (const wake of [...this.waiters]) wake();
         }
@@ -456,6 +605,13 @@ export class LbEndpoint {
       });
   }
 
+  /** `/ping`, or the path and port the endpoint's env names, for log lines. */
+  private healthCheck(worker: LbWorker): string {
+    return worker.healthPort === undefined
+      ? this.healthPath
+      : `${this.healthPath} on port ${worker.healthPort}`;
+  }
+
   private stop(worker: LbWorker): void {
     if (worker.stopping) return;
     worker.stopping = true;
@@ -465,6 +621,8 @@ export class LbEndpoint {
 
   private exited(worker: LbWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const how = this.exits.logged(worker, code, signal);
+    // A strict-affinity request waiting for this worker learns it is gone.
+    this.wake();
     if (worker.stopping || this.closed) return;
     this.exits.crashed(worker, code, how);
     this.scale(false);
@@ -521,6 +679,14 @@ export class LbEndpoints {
   get readyWaitMs(): number {
     return this.options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
   }
+
+  get payloadLimitBytes(): number {
+    return this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+  }
+
+  get affinityWaitMs(): number {
+    return this.options.affinityWaitMs ?? DEFAULT_AFFINITY_WAIT_MS;
+  }
 }
 
 /** A host naming a load-balanced endpoint: `<endpoint_id>.localhost[:port]`. */
@@ -567,18 +733,144 @@ export async function lbProxy(
     const rest = request.url.slice(request.url.indexOf(prefix) + prefix.length);
     const path = rest.startsWith("/") ? rest : `/${rest}`;
     const startedAt = Date.now();
-    const worker = await endpoint.acquire(endpoints.readyWaitMs, clientGone(reply));
-    if (!worker) {
-      const gone = reply.raw.destroyed || request.raw.destroyed;
-      endpoint.record(request.method, path, gone ? CLIENT_GONE : 503, startedAt);
+    const declared = Number(request.headers["content-length"] ?? 0);
+    if (declared > endpoints.payloadLimitBytes) {
+      endpoint.record(request.method, path, 413, startedAt);
       throw new HttpError(
-        503,
-        `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
+        413,
+        `The request body is ${mb(declared)}, over the load balancer's ${mb(endpoints.payloadLimitBytes)} payload limit: use a network volume or send it in chunks`,
       );
+    }
+    const affinity = parseAffinity(request.headers[WORKER_ID_HEADER]);
+    const strict = affinity !== undefined && affinity.mode !== "soft";
+    const waitMs = strict ? endpoints.affinityWaitMs : endpoints.readyWaitMs;
+    const worker = await endpoint.acquire(waitMs, clientGone(reply), affinity);
+    const left = reply.raw.destroyed || request.raw.destroyed;
+    if (worker === "gone" || (strict && !worker && !left)) {
+      const gone = worker === "gone";
+      const status = gone ? 404 : 400;
+      endpoint.record(request.method, path, status, startedAt);
+      // The reasons of worker-affinity's error reference; the docs give no body shape.
+      return reply
+        .code(status)
+        .send(
+          gone
+            ? { error: "affinity_worker_gone", worker: affinity!.worker }
+            : { error: "timed out waiting for worker", reason: "worker_timeout", worker: affinity!.worker },
+        );
+    }
+    if (!worker) {
+      endpoint.record(request.method, path, left ? CLIENT_GONE : 503, startedAt);
+      // RunPod's body for it (serverless/load-balancing/build-a-worker, "Troubleshooting"), and what is going on.
+      return reply.code(503).send({
+        error: "no workers available",
+        message: `No worker of endpoint ${endpointId} is ready (${endpoint.running} starting); try again shortly`,
+      });
     }
     reply.hijack();
     endpoint.record(request.method, path, await endpoint.forward(request, reply, worker, path), startedAt);
   };
   app.all("/lb/:endpointId", handle);
   app.all("/lb/:endpointId/*", handle);
+  // WebSockets: an upgrade never reaches fastify's routes; the http server hands it over here.
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgradeToWorker(req, socket, head, ctx, endpoints).catch((err: Error) => {
+      refuseUpgrade(socket, err instanceof HttpError ? err.status : 502, err.message);
+    });
+  };
+  app.server.on("upgrade", onUpgrade);
+  app.addHook("onClose", async () => {
+    app.server.off("upgrade", onUpgrade);
+  });
+}
+
+/** An HTTP answer on a socket that asked to upgrade, then the socket closed. */
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * A WebSocket to `/lb/<id>/<path>` (or `<id>.localhost`): key checked as for requests, a worker acquired
+ * (affinity too), then the bytes tunnelled both ways; the worker's 101 carries X-Runpod-Worker-Id.
+ */
+async function upgradeToWorker(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  ctx: PlatformContext,
+  endpoints: LbEndpoints,
+): Promise<void> {
+  const url = lbHostRewrite(req);
+  const m = /^\/lb\/([^/?]+)(.*)$/.exec(url);
+  if (!m)
+    throw new HttpError(
+      404,
+      `No WebSocket at ${url}: load-balanced endpoints take them at /lb/<endpoint_id>/<path>`,
+    );
+  checkKey(req, ctx.apiKey, false);
+  const endpointId = decodeURIComponent(m[1]!);
+  const endpoint = endpoints.get(endpointId);
+  if (!endpoint) throw new HttpError(404, notLoadBalanced(endpointId, ctx, endpoints));
+  const path = m[2]!.startsWith("/") ? m[2]! : `/${m[2]}`;
+  const affinity = parseAffinity(req.headers[WORKER_ID_HEADER]);
+  const strict = affinity !== undefined && affinity.mode !== "soft";
+  const gone = new AbortController();
+  socket.once("close", () => gone.abort());
+  const worker = await endpoint.acquire(
+    strict ? endpoints.affinityWaitMs : endpoints.readyWaitMs,
+    gone.signal,
+    affinity,
+  );
+  if (worker === "gone") throw new HttpError(404, "affinity_worker_gone");
+  if (!worker)
+    throw new HttpError(strict ? 400 : 503, strict ? "timed out waiting for worker" : "no workers available");
+  const startedAt = Date.now();
+  const upstream = connect(worker.port ?? 0, "127.0.0.1");
+  let status = CLIENT_GONE;
+  const done = () => {
+    if (status === -1) return;
+    endpoint.release(worker);
+    endpoint.record(req.method ?? "GET", path, status, startedAt);
+    status = -1;
+    socket.destroy();
+    upstream.destroy();
+  };
+  upstream.once("error", () => {
+    if (status === CLIENT_GONE) refuseUpgrade(socket, 502, `Worker ${worker.id} refused the WebSocket`);
+    done();
+  });
+  upstream.once("close", done);
+  socket.once("close", done);
+  socket.once("error", done);
+  const lines = [`${req.method} ${path} HTTP/1.1`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+  }
+  lines.push(`Host: 127.0.0.1:${worker.port}`);
+  upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+  if (head.length > 0) upstream.write(head);
+  // The worker's answer head gets X-Runpod-Worker-Id, then the bytes flow unread both ways.
+  let pending = Buffer.alloc(0);
+  const onHead = (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    const end = pending.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    upstream.off("data", onHead);
+    status = Number(/^HTTP\/1\.1 (\d{3})/.exec(pending.subarray(0, end).toString("latin1"))?.[1] ?? 502);
+    socket.write(
+      Buffer.concat([
+        pending.subarray(0, end),
+        Buffer.from(`\r\nX-Runpod-Worker-Id: ${worker.id}`),
+        pending.subarray(end),
+      ]),
+    );
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  };
+  upstream.on("data", onHead);
 }
