@@ -265,7 +265,8 @@ export class Endpoint {
     fn: HandlerFn<I, O>,
     options: HandlerOptions = {},
   ): EndpointHandlerDefinition<I, O> {
-    if (this.isLoadBalanced) {
+    // Routes or sockets make it load-balanced; a declared model server alone does not (its queue handler may come).
+    if (this.table.size > 0 || this.socketTable.size > 0) {
       throw new EndpointConfigError(
         "cannot use Endpoint as a queue handler (.handler()) after registering routes with .get()/.post()/etc. use one pattern or the other.",
       );
