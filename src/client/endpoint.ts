@@ -128,6 +128,8 @@ export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 60_000;
 /** Deadline of one short request (status, cancel, health, …). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A strict pin may wait for its worker as long as the load balancer does (about 5 min, worker-affinity), then answer. */
+const STRICT_PIN_TIMEOUT_MS = 5 * 60_000 + REQUEST_TIMEOUT_MS;
 /** The platform holds /runsync at most 300 s and at least 1 s (docs/protocol.md §16). */
 const SYNC_WAIT = { minMs: 1_000, maxMs: 300_000 };
 /** Extra time a /runsync request may take beyond the wait it asked for. */
@@ -341,11 +343,12 @@ export class EndpointClient {
             pinned.mode && pinned.mode !== "soft" ? `${pinned.mode} ${pinned.workerId}` : pinned.workerId,
         }
       : {};
+    const strict = pinned?.mode !== undefined && pinned.mode !== "soft";
     const { body: answer, response } = await this.exchange<T>(
       method,
       path,
       text,
-      REQUEST_TIMEOUT_MS,
+      strict ? STRICT_PIN_TIMEOUT_MS : REQUEST_TIMEOUT_MS,
       "routes",
       idempotent,
       affinity,
