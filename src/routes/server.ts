@@ -20,8 +20,8 @@ import { pathMatcher } from "./rules.js";
 /** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
 export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
 
-/** Bodies up to the platform's largest request (the /runsync limit, docs/protocol.md §11). */
-export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+/** Bodies up to what RunPod's load balancer lets through: 30 MB (serverless/load-balancing/overview, docs/toolkit.md §4.5). */
+export const BODY_LIMIT_BYTES = 30 * 1024 * 1024;
 
 export interface RouteServerOptions {
   log: Logger;

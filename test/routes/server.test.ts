@@ -97,6 +97,22 @@ describe("serving routes", () => {
     expect(res.json()).toEqual({ a: 1, nested: { b: [2] } });
   });
 
+  it("takes bodies up to the load balancer's 30 MB; a larger one is 413 naming the limit", async () => {
+    const api = endpoint();
+    api.post("/size", (body: { data: string }) => ({ length: body.data.length }));
+    const server = await serve(api);
+    const fits = "x".repeat(25 * 1024 * 1024);
+    const ok = await server.app.inject({ method: "POST", url: "/size", ...json({ data: fits }) });
+    expect(ok.json()).toEqual({ length: fits.length });
+    const over = await server.app.inject({
+      method: "POST",
+      url: "/size",
+      ...json({ data: "x".repeat(30 * 1024 * 1024) }),
+    });
+    expect(over.statusCode).toBe(413);
+    expect(over.json()).toEqual({ error: "Request body is larger than the 30 MB limit" });
+  });
+
   it("merges path parameters into the arguments (GET: with the query)", async () => {
     const api = endpoint();
     api.get("/hello/:name", (args) => args);
