@@ -164,16 +164,7 @@ export class Endpoint {
   ): RouteFn<A, R> {
     const verb = checkMethod(method);
     const fastifyPath = checkPath(path);
-    if (this.settings.name === undefined) {
-      throw new EndpointConfigError(
-        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
-      );
-    }
-    if (this.queue) {
-      throw new EndpointConfigError(
-        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
-      );
-    }
+    this.assertRoutable();
     if (typeof fn !== "function") {
       throw new EndpointConfigError(`route ${verb} ${path}: expected a function, got ${typeof fn}`);
     }
@@ -297,12 +288,8 @@ export class Endpoint {
     return withSettings;
   }
 
-  /**
-   * Declares a WebSocket route (a GET that upgrades): `fn` runs for each connection, reads the client's
-   * messages with `for await`, answers with `socket.send()`; the connection closes when it returns.
-   */
-  websocket(path: string, fn: SocketFn): SocketFn {
-    const fastifyPath = checkPath(path);
+  /** A route or socket needs a named endpoint that is not already a queue handler. */
+  private assertRoutable(): void {
     if (this.settings.name === undefined) {
       throw new EndpointConfigError(
         "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
@@ -313,6 +300,15 @@ export class Endpoint {
         "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
       );
     }
+  }
+
+  /**
+   * Declares a WebSocket route (a GET that upgrades): `fn` runs for each connection, reads the client's
+   * messages with `for await`, answers with `socket.send()`; the connection closes when it returns.
+   */
+  websocket(path: string, fn: SocketFn): SocketFn {
+    const fastifyPath = checkPath(path);
+    this.assertRoutable();
     if (typeof fn !== "function") {
       throw new EndpointConfigError(`websocket ${path}: expected a function, got ${typeof fn}`);
     }

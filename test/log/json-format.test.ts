@@ -1,13 +1,7 @@
-// LOG_FORMAT=json through the real command: every line flash run, a queue worker and a load-balanced worker write
-// is one JSON object (banner, job lines, the handler's pino logger, stray errors and stacks); the default path
-// never loads pino.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RecordingPlatform } from "../conformance/recording-platform.js";
-import { FLASH, flash, flashRun, freePort, ROOT } from "../process.js";
+import { modulesResolved } from "../modules.js";
+import { flash, flashRun, freePort } from "../process.js";
 
 interface Record {
   level: string;
@@ -145,44 +139,13 @@ describe("LOG_FORMAT=json", () => {
     expect(logged.at(-1)?.message).toBe("Endpoint json-logs-api stopped.");
   });
 
-  it("the default text format never loads pino; LOG_FORMAT=json does", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "flash-modules-"));
-    const out = join(dir, "resolved.txt");
-    // A module hook that writes down every module the process resolves (the CLI, the runtime, pino if loaded).
-    writeFileSync(
-      join(dir, "hooks.mjs"),
-      'import { appendFileSync } from "node:fs";\nexport async function resolve(specifier, context, next) {\n  const found = await next(specifier, context);\n  appendFileSync(process.env.MODULES_OUT, found.url + "\\n");\n  return found;\n}\n',
-    );
-    writeFileSync(
-      join(dir, "preload.mjs"),
-      'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n',
-    );
-    const resolved = (env: globalThis.Record<string, string>): string[] => {
-      rmSync(out, { force: true });
-      const run = spawnSync(
-        process.execPath,
-        [
-          "--import",
-          join(dir, "preload.mjs"),
-          FLASH,
-          "run",
-          "test/fixtures/json-logs.ts",
-          "--test-input",
-          '{"input":{}}',
-        ],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? "", MODULES_OUT: out, ...env }, encoding: "utf8" },
-      );
-      expect(run.status).toBe(0);
-      return readFileSync(out, "utf8").split("\n");
-    };
-    try {
-      const pino = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/pino/"));
-      const text = resolved({});
-      expect(text.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
-      expect(pino(text)).toStrictEqual([]);
-      expect(pino(resolved({ LOG_FORMAT: "json" })).length).toBeGreaterThan(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it("the default text format never loads pino; LOG_FORMAT=json does", () => {
+    const pino = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/pino/"));
+    const text = modulesResolved("test/fixtures/json-logs.ts", {});
+    expect(text.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
+    expect(pino(text)).toStrictEqual([]);
+    expect(
+      pino(modulesResolved("test/fixtures/json-logs.ts", { LOG_FORMAT: "json" })).length,
+    ).toBeGreaterThan(0);
   });
 });

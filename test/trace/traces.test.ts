@@ -1,15 +1,9 @@
-// OpenTelemetry traces through the real command, into a real OTLP/HTTP receiver: a queue job's span tree, the
-// handler's own spans, a load-balanced request continuing the caller's traceparent, the flush before every exit,
-// and a default worker that never loads the SDK.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serializeArg } from "../../src/payload/base64.js";
 import { RecordingPlatform } from "../conformance/recording-platform.js";
-import { FLASH, flash, flashRun, freePort, ROOT } from "../process.js";
+import { modulesResolved } from "../modules.js";
+import { flash, flashRun, freePort } from "../process.js";
 import { OtlpReceiver, type ReceivedSpan, spanTree } from "./receiver.js";
 
 /** Only the flush at exit can send spans: the batch's timer would wait a minute. */
@@ -266,47 +260,19 @@ describe("traces", () => {
   });
 
   it("without an OTLP endpoint variable no @opentelemetry module is ever resolved; with one they are", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "flash-modules-"));
-    const out = join(dir, "resolved.txt");
-    // A module hook that writes down every module the process resolves.
-    writeFileSync(
-      join(dir, "hooks.mjs"),
-      'import { appendFileSync } from "node:fs";\nexport async function resolve(specifier, context, next) {\n  const found = await next(specifier, context);\n  appendFileSync(process.env.MODULES_OUT, found.url + "\\n");\n  return found;\n}\n',
-    );
-    writeFileSync(
-      join(dir, "preload.mjs"),
-      'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n',
-    );
-    const resolved = (env: Record<string, string>): string[] => {
-      rmSync(out, { force: true });
-      const run = spawnSync(
-        process.execPath,
-        [
-          "--import",
-          join(dir, "preload.mjs"),
-          FLASH,
-          "run",
-          "test/fixtures/json-logs.ts",
-          "--test-input",
-          '{"input":{}}',
-        ],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? "", MODULES_OUT: out, ...env }, encoding: "utf8" },
-      );
-      expect(run.status).toBe(0);
-      return readFileSync(out, "utf8").split("\n");
-    };
-    try {
-      const otel = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/@opentelemetry/"));
-      const plain = resolved({ OTEL_SERVICE_NAME: "named-but-not-exported" });
-      expect(plain.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
-      expect(otel(plain)).toStrictEqual([]);
-      expect(plain.some((url) => url.endsWith("/dist/trace/otel.js"))).toBe(false);
-      // spawnSync holds this process, so the endpoint is a port nothing listens on: the export fails fast.
-      const closed = `http://127.0.0.1:${await freePort()}`;
-      const traced = resolved({ OTEL_EXPORTER_OTLP_ENDPOINT: closed, OTEL_EXPORTER_OTLP_TIMEOUT: "500" });
-      expect(otel(traced).length).toBeGreaterThan(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const otel = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/@opentelemetry/"));
+    const plain = modulesResolved("test/fixtures/json-logs.ts", {
+      OTEL_SERVICE_NAME: "named-but-not-exported",
+    });
+    expect(plain.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
+    expect(otel(plain)).toStrictEqual([]);
+    expect(plain.some((url) => url.endsWith("/dist/trace/otel.js"))).toBe(false);
+    // spawnSync holds this process, so the endpoint is a port nothing listens on: the export fails fast.
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const traced = modulesResolved("test/fixtures/json-logs.ts", {
+      OTEL_EXPORTER_OTLP_ENDPOINT: closed,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "500",
+    });
+    expect(otel(traced).length).toBeGreaterThan(0);
   });
 });
