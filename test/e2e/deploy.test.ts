@@ -96,6 +96,10 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
       });
       expect(made.status, made.stdout + made.stderr).toBe(0);
     }
+    // The runtime images a previous run left hold that run's runtime: the first deploy builds them from this
+    // checkout (on the kept stand-in base), so the workers run the code under test.
+    for (const image of ["localhost/flash-worker:cpu", "localhost/flash-worker:cuda"])
+      buildah(["rmi", "--force", image]);
     registry = await startRegistry();
     home = mkdtempSync(join(tmpdir(), "flash-home-"));
     platform = await startPlatform({
