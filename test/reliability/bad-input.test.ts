@@ -190,10 +190,10 @@ describe("load-balanced server", () => {
     expectClientError(await send(lbBase, "/nope", { method: "POST", headers, body: "{}" }), 404);
     // The path matches GET /hello/:name (the parameter is "../../etc", never a file): DELETE is not allowed there.
     expectClientError(await send(lbBase, "/hello/..%2F..%2Fetc", { method: "DELETE" }), 405);
-    const huge = JSON.stringify({ blob: "x".repeat(21 * 1024 * 1024) });
+    const huge = JSON.stringify({ blob: "x".repeat(31 * 1024 * 1024) });
     const tooBig = await send(lbBase, "/echo", { method: "POST", headers, body: huge });
     expectClientError(tooBig, 413);
-    expect(tooBig.text).toContain("20 MB limit");
+    expect(tooBig.text).toContain("30 MB limit");
   });
 
   it("generated bodies never get a 5xx, and the server keeps serving", async () => {
