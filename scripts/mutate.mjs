@@ -10,15 +10,21 @@ import { basename, dirname, join } from "node:path";
 
 /** Each module and the tests that can kill its mutants (in-process only: child processes run dist/). */
 const MODULES = {
-  "src/worker/worker.ts": ["test/conformance/queue-worker.test.ts", "test/worker/worker.test.ts"],
-  "src/worker/client.ts": ["test/conformance/queue-worker.test.ts", "test/worker/*.test.ts"],
-  "src/http/client.ts": ["test/http/*.test.ts", "test/client/breaker.test.ts"],
-  "src/http/retry.ts": ["test/http/*.test.ts"],
-  "src/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
-  "src/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
+  "src/runtime/queue/worker.ts": [
+    "test/conformance/queue-worker.test.ts",
+    "test/unit/runtime/queue/worker.test.ts",
+  ],
+  "src/runtime/queue/client.ts": [
+    "test/conformance/queue-worker.test.ts",
+    "test/unit/runtime/queue/*.test.ts",
+  ],
+  "src/http/client.ts": ["test/unit/http/*.test.ts", "test/unit/client/breaker.test.ts"],
+  "src/http/retry.ts": ["test/unit/http/*.test.ts"],
+  "src/cli/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
+  "src/cli/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
   "src/platform/workers/lb-proxy.ts": ["test/platform/lb-routing.test.ts", "test/client/routes.test.ts"],
-  "src/job/execute.ts": ["test/job/*.test.ts"],
-  "src/files/download.ts": ["test/files/download.test.ts"],
+  "src/job/execute.ts": ["test/unit/job/*.test.ts"],
+  "src/runtime/files/download.ts": ["test/files/download.test.ts"],
 };
 
 const budgetS = Number(process.env.MUTATE_BUDGET_S ?? "1200");

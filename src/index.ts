@@ -1,40 +1,54 @@
 // The public API of flash-worker. Everything else under src/ is internal.
-import { type FitnessCheckFn, registerFitnessCheck } from "./fitness/registry.js";
+
+import { Endpoint as EndpointDeclaration } from "./app/endpoint.js";
+import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./app/model-server/declare.js";
+import { withServer } from "./app/model-server/handler.js";
+import { type App, registry } from "./app/registry.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
 import type { PyType } from "./payload/pytypes.js";
 import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
-import { Endpoint as EndpointDeclaration } from "./routes/endpoint.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
-import { type App, registry } from "./runtime/registry.js";
+import { type FitnessCheckFn, registerFitnessCheck } from "./runtime/fitness/registry.js";
 import { startApp } from "./runtime/start.js";
-import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./server/declare.js";
-import { withServer } from "./server/handler.js";
 
+export type {
+  EndpointHandlerDefinition,
+  RouteArgs,
+  RouteFn,
+  RouteRequest,
+  StartHook,
+} from "./app/endpoint.js";
+export { GpuGroup, GpuType } from "./app/gpu.js";
+export {
+  DEFAULT_START_TIMEOUT_S,
+  ModelServer,
+  SERVER_CONCURRENCY,
+  type ServerOptions,
+  server,
+} from "./app/model-server/declare.js";
+export { ServerExitedError, ServerHttpError, ServerStartError } from "./app/model-server/errors.js";
+export {
+  type ChatCompletionRequest,
+  type ChatMessage,
+  type CompatibleWorker,
+  type CompletionObject,
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelInfo,
+  type OpenAIJobInput,
+  openaiCompatible,
+} from "./app/openai.js";
+export {
+  EndpointConfigError,
+  type EndpointOptions,
+  type EndpointSettings,
+  type NodeVersion,
+  SUPPORTED_NODE_VERSIONS,
+} from "./app/settings.js";
+export type { RouteSocket, SocketFn } from "./app/sockets.js";
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
-export {
-  DownloadError,
-  type DownloadedFile,
-  type DownloadOptions,
-  download,
-} from "./files/download.js";
-export {
-  CachedModelError,
-  type CachedModelOptions,
-  cachedModelPath,
-  modelCachePath,
-  volumePath,
-} from "./files/models.js";
-export {
-  hasBucket,
-  type UploadData,
-  UploadError,
-  type UploadedFile,
-  type UploadOptions,
-  upload,
-} from "./files/upload.js";
-export type { FitnessCheckFn } from "./fitness/registry.js";
 export {
   Cuda,
   CudaContext,
@@ -60,41 +74,28 @@ export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./
 export { type Logger, type LogLevel, pinoLogger } from "./log/index.js";
 export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
-export type {
-  EndpointHandlerDefinition,
-  RouteArgs,
-  RouteFn,
-  RouteRequest,
-  StartHook,
-} from "./routes/endpoint.js";
-export { GpuGroup, GpuType } from "./routes/gpu.js";
 export {
-  type ChatCompletionRequest,
-  type ChatMessage,
-  type CompatibleWorker,
-  type CompletionObject,
-  type CompletionRequest,
-  type CompletionResult,
-  type ModelInfo,
-  type OpenAIJobInput,
-  openaiCompatible,
-} from "./routes/openai.js";
+  DownloadError,
+  type DownloadedFile,
+  type DownloadOptions,
+  download,
+} from "./runtime/files/download.js";
 export {
-  EndpointConfigError,
-  type EndpointOptions,
-  type EndpointSettings,
-  type NodeVersion,
-  SUPPORTED_NODE_VERSIONS,
-} from "./routes/settings.js";
-export type { RouteSocket, SocketFn } from "./routes/sockets.js";
+  CachedModelError,
+  type CachedModelOptions,
+  cachedModelPath,
+  modelCachePath,
+  volumePath,
+} from "./runtime/files/models.js";
 export {
-  DEFAULT_START_TIMEOUT_S,
-  ModelServer,
-  SERVER_CONCURRENCY,
-  type ServerOptions,
-  server,
-} from "./server/declare.js";
-export { ServerExitedError, ServerHttpError, ServerStartError } from "./server/errors.js";
+  hasBucket,
+  type UploadData,
+  UploadError,
+  type UploadedFile,
+  type UploadOptions,
+  upload,
+} from "./runtime/files/upload.js";
+export type { FitnessCheckFn } from "./runtime/fitness/registry.js";
 export { VERSION } from "./version.js";
 
 /** handler()'s options, with the model server the worker runs beside the handler. */

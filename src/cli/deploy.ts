@@ -1,9 +1,10 @@
 // `flash deploy`: the command line of deployApp(): image, registry and API options in, a summary out.
-import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { connectApi } from "../deploy/connect.js";
-import { type DeployedEntry, deployApp } from "../deploy/deploy.js";
-import { DEFAULT_WAIT_TIMEOUT_S, readTestInput, waitForRelease } from "../deploy/wait.js";
+
+import { ConfigError } from "../options/index.js";
+import { connectApi } from "./deploy/connect.js";
+import { type DeployedEntry, deployApp } from "./deploy/deploy.js";
+import { DEFAULT_WAIT_TIMEOUT_S, readTestInput, waitForRelease } from "./deploy/wait.js";
+import { toolkitLogger } from "./log.js";
 import {
   API_OPTIONS,
   type CommandSpec,

@@ -2,11 +2,11 @@
 // the settings an Endpoint carries (workers, execution timeout).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { loadApp } from "../app/load.js";
+import { isOpenAICompatible } from "../app/openai.js";
+import type { App } from "../app/registry.js";
+import { sampleRoute } from "../app/sample.js";
 import { shellQuote } from "../platform/index.js";
-import { sampleRoute } from "../platform/state/sample.js";
-import { isOpenAICompatible } from "../routes/openai.js";
-import { loadApp } from "../runtime/load.js";
-import type { App } from "../runtime/registry.js";
 
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */

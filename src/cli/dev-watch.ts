@@ -2,8 +2,8 @@
 // local files it imports, transitively) changes, and no others; one log line per burst of changes.
 import { existsSync, type FSWatcher, readFileSync, watch } from "node:fs";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
-import { isCode, resolveLocal, scanImports } from "../build/imports.js";
 import type { Logger } from "../log/index.js";
+import { isCode, resolveLocal, scanImports } from "./bundle/imports.js";
 
 /** Files whose change may restart workers. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);

@@ -1,9 +1,9 @@
 // `flash dev`: the local platform with workers running each handler file, restarted when its module graph changes.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { endpointIdFor, findHandlerFile } from "../app/load.js";
 import { openLogger } from "../log/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
-import { endpointIdFor, findHandlerFile } from "../runtime/load.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import { watchEndpoints } from "./dev-watch.js";
 import {

@@ -1,13 +1,13 @@
 // `flash doctor [file] [--json]`: every fitness check and the GPU facts, here and now, as a table or JSON.
 import { arch, platform } from "node:os";
-import { parseConfig } from "../config/index.js";
+import { loadApp } from "../app/load.js";
 import { isFlashError } from "../errors.js";
-import { registeredChecks } from "../fitness/registry.js";
-import { type CheckResult, formatMs, runChecks } from "../fitness/run.js";
-import { builtinChecks } from "../fitness/system.js";
 import { type GpuFacts, readGpuFacts } from "../gpu/facts.js";
 import { describeGpu } from "../gpu/nvml.js";
-import { loadApp } from "../runtime/load.js";
+import { parseConfig } from "../options/index.js";
+import { registeredChecks } from "../runtime/fitness/registry.js";
+import { type CheckResult, formatMs, runChecks } from "../runtime/fitness/run.js";
+import { builtinChecks } from "../runtime/fitness/system.js";
 import { VERSION } from "../version.js";
 import type { CommandSpec } from "./options.js";
 

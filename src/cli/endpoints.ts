@@ -1,8 +1,9 @@
 // `flash endpoints`: the account's serverless endpoints and their workers, as a table.
-import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { connectApi } from "../deploy/connect.js";
-import { formatEndpoints, listEndpointsWithWorkers } from "../deploy/lifecycle.js";
+
+import { ConfigError } from "../options/index.js";
+import { connectApi } from "./deploy/connect.js";
+import { formatEndpoints, listEndpointsWithWorkers } from "./deploy/lifecycle.js";
+import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec: CommandSpec = {

@@ -5,7 +5,6 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, parseConfig } from "../config/index.js";
 import {
   type ContainerTool,
   findContainerTool,
@@ -14,6 +13,8 @@ import {
   runTool,
   toolArgv,
 } from "../containers/tool.js";
+import { ConfigError, parseConfig } from "../options/index.js";
+import { containerEntry } from "../platform/workers/terminate.js";
 import {
   baseHint,
   buildRuntimeImage,
@@ -24,9 +25,8 @@ import {
   RUNTIME_IMAGES,
   runtimeDockerfile,
   STANDIN_IMAGE,
-} from "../deploy/image.js";
-import { npmrcSecret } from "../deploy/npmrc.js";
-import { containerEntry } from "../platform/workers/terminate.js";
+} from "./deploy/image.js";
+import { npmrcSecret } from "./deploy/npmrc.js";
 import { containerOptions } from "./local-platform.js";
 import type { CommandSpec } from "./options.js";
 

@@ -1,8 +1,9 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
-import type { Config } from "../config/index.js";
+
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { nextShutdownSignal } from "../lifecycle.js";
 import type { Logger } from "../log/index.js";
+import type { Config } from "../options/index.js";
 import { newApiKey, type Platform, WORKER_STOP_GRACE_MS } from "../platform/index.js";
 import { type CommandOption, type CommandSpec, LOG_LEVEL_OPTION, parseCommandArgs } from "./options.js";
 

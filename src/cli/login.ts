@@ -1,11 +1,11 @@
 // `flash login`: an API key asked for or given, checked against the REST API, saved in ~/.runpod/config.toml.
 import { createInterface } from "node:readline";
-import { saveApiKey } from "../client/credentials.js";
-import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { apiErrorSentence } from "../deploy/errors.js";
-import { DEFAULT_API_URL, isApiError, RestClient } from "../deploy/rest-client.js";
 import { isFlashError } from "../errors.js";
+import { ConfigError } from "../options/index.js";
+import { saveApiKey } from "../project/credentials.js";
+import { apiErrorSentence } from "./deploy/errors.js";
+import { DEFAULT_API_URL, isApiError, RestClient } from "./deploy/rest-client.js";
+import { toolkitLogger } from "./log.js";
 import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
 export const spec: CommandSpec = {

@@ -1,9 +1,10 @@
 // `flash logs`: a deployed endpoint's worker logs, all workers or one, read once or followed.
-import { toolkitLogger } from "../client/log.js";
-import { ConfigError } from "../config/index.js";
-import { connectApi } from "../deploy/connect.js";
-import { workerLogs } from "../deploy/lifecycle.js";
+
 import { nextShutdownSignal } from "../lifecycle.js";
+import { ConfigError } from "../options/index.js";
+import { connectApi } from "./deploy/connect.js";
+import { workerLogs } from "./deploy/lifecycle.js";
+import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec: CommandSpec = {

@@ -1,8 +1,8 @@
 // Each command's option table: strict parsing for the toolkit's commands, lenient for the worker's, help from the tables.
 import { parseArgs } from "node:util";
-import { type Config, ConfigError, parseConfig } from "../config/index.js";
 import { isFlashError } from "../errors.js";
 import { redact } from "../log/index.js";
+import { type Config, ConfigError, parseConfig } from "../options/index.js";
 
 export interface CommandOption {
   /** As typed: `--api-key`. */

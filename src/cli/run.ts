@@ -1,6 +1,6 @@
 // `flash run`: one job through the handler, whatever the environment says (the one-shot test): the result body
 // on stdout, the logs on stderr.
-import { findHandlerFile, loadApp } from "../runtime/load.js";
+import { findHandlerFile, loadApp } from "../app/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
 

@@ -1,6 +1,7 @@
 // `flash serve`: the local platform alone, for workers started elsewhere that point their env at it.
-import { ConfigError } from "../config/index.js";
+
 import { openLogger } from "../log/index.js";
+import { ConfigError } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
 import {
   closeOnSignal,

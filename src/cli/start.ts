@@ -1,5 +1,5 @@
 // `flash start`: the images' entry; the environment picks queue worker, HTTP server or one-shot test.
-import { findHandlerFile, loadApp } from "../runtime/load.js";
+import { findHandlerFile, loadApp } from "../app/load.js";
 import { startApp } from "../runtime/start.js";
 import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
 

@@ -1,8 +1,8 @@
 // `flash undeploy`: deletes endpoints by name or id, or all this app deployed, after asking.
 import { createInterface } from "node:readline";
-import { toolkitLogger } from "../client/log.js";
-import { connectApi } from "../deploy/connect.js";
-import { deleteEndpoints, endpointsToDelete } from "../deploy/lifecycle.js";
+import { connectApi } from "./deploy/connect.js";
+import { deleteEndpoints, endpointsToDelete } from "./deploy/lifecycle.js";
+import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec: CommandSpec = {

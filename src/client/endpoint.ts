@@ -7,10 +7,11 @@ import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
 import { type MessageSocket, messageSocket } from "../http/socket.js";
 import type { WireResponse } from "../http/wire.js";
-import type { Logger } from "../log/index.js";
+import { createLogger, type Logger } from "../log/index.js";
+import { logLevelFrom } from "../options/index.js";
+import { resolveApiKey } from "../project/credentials.js";
+import { readDeployments } from "../project/deployments.js";
 import { VERSION } from "../version.js";
-import { resolveApiKey } from "./credentials.js";
-import { readDeployments } from "./deployments.js";
 import {
   CircuitOpenError,
   DeserializeError,
@@ -22,7 +23,6 @@ import {
   ExecutionTimeoutError,
   JobFailedError,
 } from "./errors.js";
-import { toolkitLogger } from "./log.js";
 
 /** Job states (docs/protocol.md §4.6). */
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
@@ -156,7 +156,7 @@ interface Target {
 
 /** Route calls that may do their work twice if repeated (RFC 9110 §9.2.2). */
 const NON_IDEMPOTENT: ReadonlySet<RouteMethod> = new Set(["POST", "PATCH"]);
-/** A worker's or the platform's 504 for a route past the execution timeout (src/routes/server.ts timeoutMessage). */
+/** A worker's or the platform's 504 for a route past the execution timeout (src/app/rules.ts timeoutMessage). */
 const TIMEOUT_ANSWER = /^Execution timeout on .+ after (\d+(?:\.\d+)?)s\b/;
 
 /** A `/v2/<id>` job URL: its base and the id. */
@@ -182,7 +182,10 @@ export class EndpointClient {
     const id = options.id ?? (options.url ? lastSegment(options.url) : undefined);
     if (!id && !options.name) throw new TypeError("EndpointClient needs an endpoint id, url or name");
     this.name = options.name ?? id ?? "";
-    this.log = options.logger ?? toolkitLogger(this.env);
+    // LOG_LEVEL as the toolkit reads it; text lines on stderr, so a program's stdout stays its own.
+    this.log =
+      options.logger ??
+      createLogger({ level: logLevelFrom(this.env), json: false, destination: process.stderr });
     this.retry = options.retry ?? CONNECT_RETRY;
     this.poll = options.poll ?? POLL_BACKOFF;
     const execution = options.executionTimeoutMs ?? 0;

@@ -19,7 +19,7 @@ export {
   CredentialsFileError,
   type KeyLookup,
   resolveApiKey,
-} from "./credentials.js";
+} from "../project/credentials.js";
 export {
   EndpointClient,
   type EndpointClientOptions,

@@ -1,5 +1,5 @@
 // The container tool on this machine (buildah, podman or docker): found once, called the same way by image
-// builds (src/deploy) and by the local platform's deployed workers (src/platform/rest).
+// builds (src/cli/deploy) and by the local platform's deployed workers (src/platform/rest).
 
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports src/worker.
+// The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports the worker (src/runtime/) or the toolkit (src/cli/).
 
 export { bodyTooLarge, HttpError } from "./api/http.js";
 export {

@@ -4,6 +4,7 @@ import type { IncomingMessage } from "node:http";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
+import { playgroundSample } from "../app/sample.js";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
@@ -23,7 +24,6 @@ import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./st
 import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
 import { newApiKey, newShortId } from "./state/ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
-import { playgroundSample } from "./state/sample.js";
 import { Scheduler } from "./state/scheduler.js";
 import {
   type LbEndpointInfo,

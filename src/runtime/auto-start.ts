@@ -1,5 +1,5 @@
 // `node handler.js` with no `flash`: registering an app starts the runtime unless something claims it first.
-import { registry } from "./registry.js";
+import { registry } from "../app/registry.js";
 
 /**
  * When the user's file is the program (`node handler.js`), registering an app starts the runtime.
@@ -20,7 +20,7 @@ async function launch(): Promise<number> {
   const reg = registry();
   let app = reg.app;
   if (!app && reg.remotes.size > 0) {
-    const { withRemoteFunctions } = await import("./remote.js");
+    const { withRemoteFunctions } = await import("../app/remote.js");
     app = withRemoteFunctions(undefined);
   }
   if (!app) return 0;

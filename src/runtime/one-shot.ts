@@ -1,7 +1,7 @@
 // The one-shot local test: the test job from --test_input or test_input.json, run once, printed.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { Config } from "../config/index.js";
+import type { EndpointHandlerDefinition } from "../app/endpoint.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
@@ -9,11 +9,11 @@ import { jobLogBindings } from "../job/scope.js";
 import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
+import type { Config } from "../options/index.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
-import type { EndpointHandlerDefinition } from "../routes/endpoint.js";
 import { type JobSpan, tracing } from "../trace/index.js";
-import { fitResult } from "../worker/large-output.js";
 import { runWarmUp } from "./cold-start.js";
+import { fitResult } from "./queue/large-output.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
 function readTestJob(config: Config, log: Logger): { job?: Record<string, unknown>; source?: string } {

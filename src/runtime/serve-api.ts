@@ -1,12 +1,13 @@
 // `--rp_serve_api`: the local platform in this process, with this process's handler as its only worker.
-import { type Config, parseConfig } from "../config/index.js";
+
+import { isOpenAICompatible } from "../app/openai.js";
 import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
+import { type Config, parseConfig } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { isOpenAICompatible } from "../routes/openai.js";
-import type { PlatformClient } from "../worker/client.js";
-import { inProcessClient } from "./in-process-client.js";
+import type { PlatformClient } from "./queue/client.js";
+import { inProcessClient } from "./queue/in-process-client.js";
 
 const ENDPOINT_ID = "local";
 const WORKER_ID = "local-worker";

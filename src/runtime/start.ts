@@ -1,15 +1,16 @@
 // startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
-import { type Config, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../config/index.js";
+
+import { serverOf } from "../app/model-server/handler.js";
+import { type App, registry } from "../app/registry.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
 import { flushLog, type Logger, openLogger } from "../log/index.js";
-import { serverOf } from "../server/handler.js";
-import type { SupervisedServer } from "../server/supervise.js";
+import { type Config, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../options/index.js";
 import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
-import type { PlatformClient } from "../worker/client.js";
-import { type App, registry } from "./registry.js";
+import type { SupervisedServer } from "./model-server/supervise.js";
+import type { PlatformClient } from "./queue/client.js";
 
 export interface StartOptions {
   argv?: readonly string[];
@@ -35,14 +36,14 @@ async function runQueueWorker(
 ): Promise<number> {
   const importedAt = appImportedAt ?? performance.now();
   // Loaded on demand so the one-shot path stays light.
-  const { createPlatformClient } = await import("../worker/client.js");
-  const { startHeartbeat } = await import("../worker/heartbeat.js");
-  const { QueueWorker } = await import("../worker/worker.js");
+  const { createPlatformClient } = await import("./queue/client.js");
+  const { startHeartbeat } = await import("./queue/heartbeat.js");
+  const { QueueWorker } = await import("./queue/worker.js");
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (docs/protocol.md §10) and warm-up, before the heartbeat and the first take, all within
   // RUNPOD_INIT_TIMEOUT (§10.1); a failure or the timeout exits 1.
-  const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
+  const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("./fitness/startup.js");
   const { gpuFacts } = await import("../gpu/facts.js");
   const { coldStart, runWarmUp } = await import("./cold-start.js");
   // A model server starts first: it loads while the fitness checks and the warm-up run.
@@ -50,7 +51,7 @@ async function runQueueWorker(
   let supervised: SupervisedServer | undefined;
   try {
     supervised = server
-      ? await (await import("../server/supervise.js")).startServer(server, config, workerLog)
+      ? await (await import("./model-server/supervise.js")).startServer(server, config, workerLog)
       : undefined;
   } catch (err) {
     if (!isFlashError(err, "SERVER_START_FAILED")) throw err;
@@ -125,7 +126,7 @@ async function runQueueWorker(
 
 /** As a failed fitness check is reported (docs/protocol.md §10): the platform is told, and the worker exits 1. */
 async function reportServerUnhealthy(client: PlatformClient, log: Logger, reason: string): Promise<void> {
-  const { UNHEALTHY_REPORT_TIMEOUT_MS } = await import("../fitness/startup.js");
+  const { UNHEALTHY_REPORT_TIMEOUT_MS } = await import("./fitness/startup.js");
   log.error(`Model server failed: ${reason}`);
   await client.reportUnhealthy("model-server", reason, UNHEALTHY_REPORT_TIMEOUT_MS);
   log.error("Worker is unhealthy, exiting.");
@@ -140,7 +141,7 @@ async function withServerRunning(
 ): Promise<number> {
   const server = serverOf(app);
   if (!server) return run();
-  const { startServer } = await import("../server/supervise.js");
+  const { startServer } = await import("./model-server/supervise.js");
   let supervised: SupervisedServer;
   try {
     supervised = await startServer(server, config, log);
@@ -178,7 +179,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
   let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
   if (app.kind === "handler" && registry().remotes.size > 0) {
-    const { withRemoteFunctions } = await import("./remote.js");
+    const { withRemoteFunctions } = await import("../app/remote.js");
     app = withRemoteFunctions(app);
   }
   const env = options.env ?? process.env;
@@ -232,10 +233,10 @@ async function runMode(
   if (app.kind === "endpoint") {
     // Loaded on demand so queue workers never pay for the HTTP server.
     if (print) {
-      const { runLocalRequests } = await import("../routes/local.js");
+      const { runLocalRequests } = await import("./lb/local.js");
       return runLocalRequests(app, config, log.child({ subject: "local" }), print);
     }
-    const { serveEndpoint } = await import("../routes/serve.js");
+    const { serveEndpoint } = await import("./lb/serve.js");
     return serveEndpoint(app, config, log);
   }
   if (config.serveApi) {

@@ -1,4 +1,7 @@
 // flash-worker/testing: run a handler in a unit test, with no platform and no network.
+
+import { registry } from "../app/registry.js";
+import { withRemoteFunctions } from "../app/remote.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import { jobLogBindings } from "../job/scope.js";
@@ -6,8 +9,6 @@ import type { JobResult, RawJob } from "../job/types.js";
 import { createLogger, type LogLevel } from "../log/index.js";
 import { deserializeArg, serializeArg } from "../payload/base64.js";
 import type { FunctionRequest, FunctionResponse } from "../payload/types.js";
-import { registry } from "../runtime/registry.js";
-import { withRemoteFunctions } from "../runtime/remote.js";
 
 export { bytearray, frozenset, isPyFloat, PyFloat, pythonTypeName, tuple } from "../payload/values.js";
 

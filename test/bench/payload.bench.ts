@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Parser } from "pickleparser";
 import { decode, encode } from "../../src/payload/index.js";
-import { findPython } from "../payload/python.js";
+import { findPython } from "../unit/payload/python.js";
 import type { BenchRow } from "./report.js";
 
 const RUNS = 7;

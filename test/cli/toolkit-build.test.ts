@@ -4,10 +4,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { list } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
-import { scanImports } from "../../src/build/imports.js";
-import { BuildError, buildArtifact } from "../../src/build/index.js";
-import { targetNodeVersion } from "../../src/build/node-version.js";
-import { buildAndPush } from "../../src/deploy/image.js";
+import { scanImports } from "../../src/cli/bundle/imports.js";
+import { BuildError, buildArtifact } from "../../src/cli/bundle/index.js";
+import { targetNodeVersion } from "../../src/cli/bundle/node-version.js";
+import { buildAndPush } from "../../src/cli/deploy/image.js";
 import { createLogger } from "../../src/log/index.js";
 import { flashRun } from "../process.js";
 import { GREETER, makeProject, type Project, vendorPackage } from "./toolkit-project.js";
@@ -209,7 +209,7 @@ describe("flash build", () => {
   });
 
   it("the default maximum is 1.5 GB", async () => {
-    const { MAX_ARTIFACT_BYTES } = await import("../../src/build/index.js");
+    const { MAX_ARTIFACT_BYTES } = await import("../../src/cli/bundle/index.js");
     expect(MAX_ARTIFACT_BYTES).toBe(1500 * 1024 * 1024);
   });
 });

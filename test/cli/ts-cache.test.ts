@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { compiledHandler } from "../../src/runtime/ts-cache.js";
+import { compiledHandler } from "../../src/app/ts-cache.js";
 import { flash } from "../process.js";
 
 const work = mkdtempSync(join(tmpdir(), "flash-ts-cache-"));

@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { writeDeployments } from "../../src/client/deployments.js";
 import {
   CircuitBreakers,
   DeserializeError,
@@ -17,6 +16,7 @@ import {
   JobFailedError,
   PayloadTooLargeError,
 } from "../../src/client/index.js";
+import { writeDeployments } from "../../src/project/deployments.js";
 import { ENDPOINT, eventually, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { captureLog, closedPortUrl, FAST_RETRY, json, startServer } from "./servers.js";
 

@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeDeployments } from "../../src/client/deployments.js";
 import {
   CircuitBreakers,
   EndpointClient,
@@ -13,6 +12,7 @@ import {
   EndpointKindError,
   EndpointNotDeployedError,
 } from "../../src/client/index.js";
+import { writeDeployments } from "../../src/project/deployments.js";
 import { ENDPOINT, lbReady, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { captureLog, FAST_RETRY } from "./servers.js";
 

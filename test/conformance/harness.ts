@@ -1,9 +1,9 @@
-import { parseConfig } from "../../src/config/index.js";
 import { defineHandler, type HandlerOptions } from "../../src/job/definition.js";
 import type { HandlerFn } from "../../src/job/types.js";
 import { createLogger } from "../../src/log/index.js";
-import { type ClientOptions, createPlatformClient } from "../../src/worker/client.js";
-import { QueueWorker } from "../../src/worker/worker.js";
+import { parseConfig } from "../../src/options/index.js";
+import { type ClientOptions, createPlatformClient } from "../../src/runtime/queue/client.js";
+import { QueueWorker } from "../../src/runtime/queue/worker.js";
 import type { RecordingPlatform } from "./recording-platform.js";
 
 /** Fast progress retries so tests of the retry path take milliseconds; the shipped policy is PROGRESS_RETRY. */

@@ -1,7 +1,7 @@
 // An app's endpoints as REST v2 bodies: GPU groups and types to pools and exclusions, CPU instance names to
 // flavors, the PATCH that restates everything; every body checked against the vendored OpenAPI document.
 import { describe, expect, it } from "vitest";
-import type { ManifestEndpoint } from "../../src/build/index.js";
+import type { ManifestEndpoint } from "../../src/cli/bundle/index.js";
 import {
   cpuFlavor,
   createRequest,
@@ -9,8 +9,8 @@ import {
   endpointUrl,
   gpuSelection,
   updateRequest,
-} from "../../src/deploy/mapping.js";
-import type { RestEndpoint } from "../../src/deploy/rest-types.js";
+} from "../../src/cli/deploy/mapping.js";
+import type { RestEndpoint } from "../../src/cli/deploy/rest-types.js";
 import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
 import { schemaErrors } from "./openapi.js";
 

@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiConnectionError, ApiError, isApiError, RestClient } from "../../src/deploy/rest-client.js";
+import { ApiConnectionError, ApiError, isApiError, RestClient } from "../../src/cli/deploy/rest-client.js";
 import { isFlashError } from "../../src/errors.js";
 import { CircuitBreakers } from "../../src/http/breaker.js";
 import { createLogger } from "../../src/log/index.js";

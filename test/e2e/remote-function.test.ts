@@ -3,8 +3,8 @@
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { findPython } from "../payload/python.js";
 import { flashRun, ROOT } from "../process.js";
+import { findPython } from "../unit/payload/python.js";
 
 const python = findPython();
 

@@ -4,8 +4,8 @@
 import { execFile, spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { findPython } from "../payload/python.js";
 import { FLASH, ROOT } from "../process.js";
+import { findPython } from "../unit/payload/python.js";
 
 const python = findPython();
 const nodes = [process.execPath, ...(process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)];

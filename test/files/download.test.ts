@@ -7,9 +7,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AddressPolicy } from "../../src/files/address.js";
-import { type Connection, downloadWith } from "../../src/files/download.js";
 import { DownloadError, download, handler } from "../../src/index.js";
+import type { AddressPolicy } from "../../src/runtime/files/address.js";
+import { type Connection, downloadWith } from "../../src/runtime/files/download.js";
 import { runJob } from "../../src/testing/index.js";
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;

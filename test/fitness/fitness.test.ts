@@ -2,10 +2,12 @@
 // fitnessCheck() registration, the startup runner's log lines and unhealthy report, and their settings.
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config/index.js";
-import { registeredChecks, registerFitnessCheck } from "../../src/fitness/registry.js";
-import { runChecks } from "../../src/fitness/run.js";
-import { runStartupChecks } from "../../src/fitness/startup.js";
+import type { GpuFacts } from "../../src/gpu/facts.js";
+import { createLogger } from "../../src/log/index.js";
+import { ConfigError, parseConfig } from "../../src/options/index.js";
+import { registeredChecks, registerFitnessCheck } from "../../src/runtime/fitness/registry.js";
+import { runChecks } from "../../src/runtime/fitness/run.js";
+import { runStartupChecks } from "../../src/runtime/fitness/startup.js";
 import {
   builtinChecks,
   cudaVersionCheck,
@@ -13,10 +15,8 @@ import {
   gpuHealthCheck,
   memoryCheck,
   networkCheck,
-} from "../../src/fitness/system.js";
-import type { GpuFacts } from "../../src/gpu/facts.js";
-import { createLogger } from "../../src/log/index.js";
-import { platformUrls } from "../../src/worker/urls.js";
+} from "../../src/runtime/fitness/system.js";
+import { platformUrls } from "../../src/runtime/queue/urls.js";
 
 const GIB = 1024 ** 3;
 const fitness = (env: Record<string, string> = {}) => parseConfig([], env).config.fitness;

@@ -10,9 +10,9 @@ import {
   RemoteDispatcher,
   type RemoteTarget,
 } from "../../src/payload/index.js";
-import { pyValue } from "../payload/arbitraries.js";
-import { findPython, PythonPeer } from "../payload/python.js";
-import { fromTyped, mismatch, toTyped, type VectorFile } from "../payload/typed.js";
+import { pyValue } from "../unit/payload/arbitraries.js";
+import { findPython, PythonPeer } from "../unit/payload/python.js";
+import { fromTyped, mismatch, toTyped, type VectorFile } from "../unit/payload/typed.js";
 
 const python = findPython();
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString("base64");

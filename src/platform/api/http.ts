@@ -1,10 +1,10 @@
 // What the platform's HTTP routes share: error answers, JSON parsing, key checks, ?wait= and size limits.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { closest } from "../../app/settings.js";
 import { FlashError, isFlashError } from "../../errors.js";
 import { drainRequest } from "../../http/drain.js";
 import type { Logger } from "../../log/index.js";
-import { closest } from "../../routes/settings.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { Scheduler } from "../state/scheduler.js";
 

@@ -22,7 +22,7 @@ function openaiError(status: number, message: string, code?: string) {
   return { error: { message, type, code: code ?? null, param: null } };
 }
 
-/** The error_type a chat-completion worker gives a route it does not implement (routes/openai.ts): a 404. */
+/** The error_type a chat-completion worker gives a route it does not implement (app/openai.ts): a 404. */
 const ROUTE_NOT_FOUND = "<class 'OpenAIRouteNotFoundError'>";
 /** runpod-python's error of a generator handler: `handler: <message> \ntraceback: <stack>` (docs/protocol.md §4.3). */
 const GENERATOR_ERROR = /^handler: ([\s\S]*?) \ntraceback: /;

@@ -1,5 +1,5 @@
 // The GPU catalog the local platform serves at GET /v2/catalog/gpus: RunPod's serverless pools and their cards
-// (each GpuType of src/routes/gpu.ts in the pool it is sold in), so deploys map GPUs as they do on RunPod.
+// (each GpuType of src/app/gpu.ts in the pool it is sold in), so deploys map GPUs as they do on RunPod.
 
 export interface CatalogGpu {
   id: string;

@@ -13,15 +13,15 @@ import { connect } from "node:net";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { timeoutMessage } from "../../app/rules.js";
+import { playgroundSample, sampleRoute } from "../../app/sample.js";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
-import { timeoutMessage } from "../../routes/server.js";
 import type { PlatformContext } from "../api/context.js";
 import { checkKey, clientGone, didYouMean, HttpError } from "../api/http.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { EndpointInit } from "../state/endpoint-init.js";
 import { newShortId } from "../state/ids.js";
-import { playgroundSample, sampleRoute } from "../state/sample.js";
 import { type DeadWorker, relayOutput, WorkerExits } from "./pool.js";
 import { kill, markContainerRun, terminate } from "./terminate.js";
 
@@ -150,9 +150,9 @@ export function parseAffinity(value: string | string[] | undefined): Affinity | 
 const TIMEOUT_SLACK_MS = 1_000;
 /** The status recorded for a request whose client left before the answer began. */
 const CLIENT_GONE = 499;
-/** The worker's own log line that names its port (src/routes/serve.ts). */
+/** The worker's own log line that names its port (src/runtime/lb/serve.ts). */
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
-/** Its line that names the health port (src/routes/health.ts healthLine). */
+/** Its line that names the health port (src/runtime/lb/health.ts healthLine). */
 const HEALTH_LISTENING = /Health checks on http:\/\/[^:\s]+:(\d+)\//;
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([

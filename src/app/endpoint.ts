@@ -1,0 +1,360 @@
+// Endpoint: a serverless endpoint in code, with HTTP routes (load-balanced) or one queue handler.
+import type { IncomingHttpHeaders } from "node:http";
+import {
+  defineHandler,
+  type HandlerDefinition,
+  type HandlerOptions,
+  type StartHook,
+} from "../job/definition.js";
+import type { HandlerFn } from "../job/types.js";
+import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
+import type { Logger } from "../log/index.js";
+import type { ModelServer } from "./model-server/declare.js";
+import { withServer } from "./model-server/handler.js";
+import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
+import {
+  EndpointConfigError,
+  type EndpointOptions,
+  type EndpointSettings,
+  type NodeVersion,
+  parseEndpointOptions,
+} from "./settings.js";
+import type { SocketFn, SocketRouteDefinition } from "./sockets.js";
+
+/** The JSON object a route receives by default: body keys (or query keys) plus path parameters. */
+export type RouteArgs = Record<string, unknown>;
+
+/** Everything about the HTTP request, for routes that need more than their arguments. */
+export interface RouteRequest {
+  readonly method: string;
+  /** The route's path as declared, e.g. `/hello/:name`. */
+  readonly path: string;
+  readonly url: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[]>>;
+  /** The parsed JSON body, or undefined when none was sent. */
+  readonly body: unknown;
+  readonly headers: IncomingHttpHeaders;
+  /** Aborted when the client goes away, the execution timeout passes, or the worker stops. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/**
+ * A route function. `args` is the JSON body object (docs/toolkit.md §4.3: top-level keys are the arguments),
+ * or the query for GET and body-less requests, with path parameters merged in; a body that is not an
+ * object is passed as it is. The return value is sent as JSON; return a `Response` for full control.
+ */
+export type RouteFn<A = RouteArgs, R = unknown> = (args: A, request: RouteRequest) => R | Promise<R>;
+
+export interface RouteOptions {
+  /** A Standard Schema for the route's arguments: a request that fails it is answered 400 with every issue. */
+  body?: StandardSchemaV1;
+}
+
+type Validated<S extends StandardSchemaV1> = StandardSchemaV1.InferOutput<S>;
+
+export interface RouteDefinition {
+  readonly method: HttpMethod;
+  /** As fastify matches it (`{name}` written as `:name`). */
+  readonly path: string;
+  readonly fn: RouteFn<never>;
+}
+
+/** Runs before the endpoint reports ready: `/ping` answers 204 until every hook has finished (a queue worker: before its first take). */
+export type { StartHook };
+
+/** A queue handler declared through an Endpoint: it carries the endpoint's settings. */
+export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends HandlerDefinition<I, O> {
+  readonly endpoint: EndpointSettings;
+}
+
+/**
+ * A serverless endpoint in code: its configuration, and either HTTP routes (a load-balanced endpoint,
+ * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both. A declaration only: the
+ * public API's subclass records it for `flash`, and nothing here starts a server.
+ */
+export class Endpoint {
+  readonly kind = "endpoint" as const;
+  readonly settings: EndpointSettings;
+  private readonly table = new Map<string, RouteDefinition>();
+  private readonly socketTable = new Map<string, SocketRouteDefinition>();
+  private readonly hooks: StartHook[] = [];
+  private queue: EndpointHandlerDefinition | undefined;
+
+  constructor(options: EndpointOptions = {}) {
+    this.settings = parseEndpointOptions(options);
+    // A model server alone is an app: every request goes to it.
+    if (this.settings.server) this.declared();
+  }
+
+  /** The model server declared with `server`, if any. */
+  get server(): ModelServer | undefined {
+    return this.settings.server;
+  }
+
+  get name(): string | undefined {
+    return this.settings.name;
+  }
+  get gpu(): readonly string[] | undefined {
+    return this.settings.gpu;
+  }
+  get cpu(): readonly string[] | undefined {
+    return this.settings.cpu;
+  }
+  get workers(): readonly [number, number] {
+    return this.settings.workers;
+  }
+  get volume(): string | undefined {
+    return this.settings.volume;
+  }
+  get dependencies(): readonly string[] {
+    return this.settings.dependencies;
+  }
+  get executionTimeoutMs(): number {
+    return this.settings.executionTimeoutMs;
+  }
+  get nodeVersion(): NodeVersion {
+    return this.settings.nodeVersion;
+  }
+
+  /** Routes in declaration order. */
+  get routes(): readonly RouteDefinition[] {
+    return [...this.table.values()];
+  }
+
+  /** WebSocket routes in declaration order. */
+  get sockets(): readonly SocketRouteDefinition[] {
+    return [...this.socketTable.values()];
+  }
+
+  get isLoadBalanced(): boolean {
+    return (
+      this.table.size > 0 || this.socketTable.size > 0 || (this.settings.server !== undefined && !this.queue)
+    );
+  }
+
+  /** The queue handler, when the endpoint was used with `handler()`. */
+  get queueHandler(): EndpointHandlerDefinition | undefined {
+    return this.queue;
+  }
+
+  get startHooks(): readonly StartHook[] {
+    return this.hooks;
+  }
+
+  /** Declares a route; returns `fn` so it can still be called or tested directly. */
+  route<S extends StandardSchemaV1, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  route<A = RouteArgs, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): RouteFn<A, R>;
+  route<A = RouteArgs, R = unknown>(
+    method: string,
+    path: string,
+    fn: RouteFn<A, R>,
+    options: RouteOptions = {},
+  ): RouteFn<A, R> {
+    const verb = checkMethod(method);
+    const fastifyPath = checkPath(path);
+    this.assertRoutable();
+    if (typeof fn !== "function") {
+      throw new EndpointConfigError(`route ${verb} ${path}: expected a function, got ${typeof fn}`);
+    }
+    if (options.body !== undefined && !isStandardSchema(options.body)) {
+      throw new EndpointConfigError(
+        `route ${verb} ${path}: body must be a Standard Schema (a zod, valibot or arktype schema)`,
+      );
+    }
+    const key = routeKey(verb, fastifyPath);
+    const existing = this.table.get(key) ?? (verb === "GET" ? this.socketTable.get(key) : undefined);
+    if (existing) {
+      throw new EndpointConfigError(
+        `duplicate route: ${verb} ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}')`,
+      );
+    }
+    const run = options.body ? withBodySchema(fn as RouteFn<unknown, R>, options.body) : fn;
+    this.table.set(key, { method: verb, path: fastifyPath, fn: run as RouteFn<never> });
+    this.declared();
+    return fn;
+  }
+
+  get<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  get<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("GET", path, fn, options);
+  }
+  post<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  post<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("POST", path, fn, options);
+  }
+  put<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  put<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("PUT", path, fn, options);
+  }
+  delete<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  delete<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("DELETE", path, fn, options);
+  }
+  patch<S extends StandardSchemaV1, R = unknown>(
+    path: string,
+    fn: RouteFn<Validated<S>, R>,
+    options: { body: S },
+  ): RouteFn<Validated<S>, R>;
+  patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
+  patch<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+    return this.route("PATCH", path, fn, options);
+  }
+
+  /** Work to finish before the endpoint takes requests, e.g. loading a model; hooks run in order. */
+  onStart(hook: StartHook): this {
+    if (typeof hook !== "function")
+      throw new EndpointConfigError(`onStart expects a function, got ${typeof hook}`);
+    this.hooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Uses the endpoint as a queue-based endpoint (the toolkit's direct decorator): `fn` is the job handler,
+   * run with the endpoint's `maxConcurrency` unless `options.concurrency` says otherwise.
+   */
+  handler<S extends StandardSchemaV1, O = unknown>(
+    fn: HandlerFn<Validated<S>, O>,
+    options: HandlerOptions & { input: S },
+  ): EndpointHandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
+  handler<I = unknown, O = unknown>(
+    fn: HandlerFn<I, O>,
+    options?: HandlerOptions,
+  ): EndpointHandlerDefinition<I, O>;
+  handler<I = unknown, O = unknown>(
+    fn: HandlerFn<I, O>,
+    options: HandlerOptions = {},
+  ): EndpointHandlerDefinition<I, O> {
+    // Routes or sockets make it load-balanced; a declared model server alone does not (its queue handler may come).
+    if (this.table.size > 0 || this.socketTable.size > 0) {
+      throw new EndpointConfigError(
+        "cannot use Endpoint as a queue handler (.handler()) after registering routes with .get()/.post()/etc. use one pattern or the other.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        `endpoint${this.settings.name ? ` '${this.settings.name}'` : ""} already has a queue handler`,
+      );
+    }
+    const { server } = this.settings;
+    const defaults = {
+      concurrency: this.settings.maxConcurrency,
+      returnAggregateStream: server !== undefined,
+    };
+    const definition = defineHandler(fn, { ...defaults, ...options });
+    const served = server ? withServer(definition as HandlerDefinition, server) : definition;
+    const hooks = this.hooks;
+    const withSettings = {
+      ...served,
+      endpoint: this.settings,
+      // The endpoint's onStart hooks (declared before or after .handler()), then the handler's own.
+      get startHooks() {
+        return [...hooks, ...definition.startHooks];
+      },
+    } as EndpointHandlerDefinition<I, O>;
+    this.queue = withSettings as EndpointHandlerDefinition;
+    this.declared();
+    return withSettings;
+  }
+
+  /** A route or socket needs a named endpoint that is not already a queue handler. */
+  private assertRoutable(): void {
+    if (this.settings.name === undefined) {
+      throw new EndpointConfigError(
+        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
+      );
+    }
+  }
+
+  /**
+   * Declares a WebSocket route (a GET that upgrades): `fn` runs for each connection, reads the client's
+   * messages with `for await`, answers with `socket.send()`; the connection closes when it returns.
+   */
+  websocket(path: string, fn: SocketFn): SocketFn {
+    const fastifyPath = checkPath(path);
+    this.assertRoutable();
+    if (typeof fn !== "function") {
+      throw new EndpointConfigError(`websocket ${path}: expected a function, got ${typeof fn}`);
+    }
+    const key = routeKey("GET", fastifyPath);
+    const existing = this.socketTable.get(key) ?? this.table.get(key);
+    if (existing) {
+      throw new EndpointConfigError(
+        `duplicate route: GET ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}'); a WebSocket route is a GET`,
+      );
+    }
+    this.socketTable.set(key, { path: fastifyPath, fn });
+    this.declared();
+    return fn;
+  }
+
+  /** Told when a route or the queue handler is declared: the public API's subclass records the app here. */
+  protected declared(): void {}
+
+  /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
+  assertRoutes(): void {
+    if (this.isLoadBalanced || this.settings.server) return;
+    const name = this.settings.name ? ` '${this.settings.name}'` : "";
+    throw new EndpointConfigError(
+      `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,
+    );
+  }
+}
+
+/** A route whose arguments are validated first; a refused request is answered 400 with every issue. */
+function withBodySchema<R>(
+  fn: RouteFn<unknown, R>,
+  schema: StandardSchemaV1,
+): RouteFn<unknown, R | Response> {
+  const validated = (args: unknown, request: RouteRequest) => {
+    const checked = check(schema, args, "body");
+    const answer = (c: Awaited<typeof checked>) => {
+      if (c.ok) return fn(c.value, request);
+      const error = new ValidationError("request body", c.issues);
+      return Response.json({ error: error.message, issues: error.issues }, { status: 400 });
+    };
+    return checked instanceof Promise ? checked.then(answer) : answer(checked);
+  };
+  // Keeps the user's function name for the duplicate-route message.
+  return Object.defineProperty(validated, "name", { value: fn.name });
+}
+
+function functionName(fn: RouteFn<never>): string {
+  return fn.name ? fn.name : "<anonymous>";
+}

@@ -1,0 +1,163 @@
+// `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (docs/toolkit.md §8.1).
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+import { findHandlerFile } from "../../app/load.js";
+import type { Logger } from "../../log/index.js";
+import { VERSION } from "../../version.js";
+import { writeArchive } from "./archive.js";
+import {
+  dependencySpecs,
+  installDependencies,
+  type TargetPlatform,
+  WORKER_PLATFORM,
+} from "./dependencies.js";
+import { BuildError, formatSize } from "./errors.js";
+import { collectFiles, ignoreRules } from "./files.js";
+import { checkLocalImports } from "./imports.js";
+import { describeEndpoints, MANIFEST_NAME, type Manifest } from "./manifest.js";
+import { targetNodeVersion } from "./node-version.js";
+
+export { checkArtifact } from "./archive.js";
+export { type TargetPlatform, WORKER_PLATFORM } from "./dependencies.js";
+export { BuildError, formatSize } from "./errors.js";
+export { BUILTIN_IGNORES } from "./files.js";
+export { endpointSlug, MANIFEST_NAME, type Manifest, type ManifestEndpoint } from "./manifest.js";
+
+/** The interface document's deployment tarball limit, 1.5 GB (the toolkit's 1500 MB). */
+export const MAX_ARTIFACT_BYTES = 1500 * 1024 * 1024;
+/** Where the artifact goes; delete the folder to rebuild from scratch. */
+export const WORK_DIR = ".flash";
+export const ARTIFACT_NAME = "artifact.tar.gz";
+
+export interface BuildOptions {
+  /** Project root (default: the working directory). */
+  root?: string;
+  /** Entry files, each defining one endpoint (default: handler.ts, handler.js, … in the working directory). */
+  entries?: string[];
+  /** --node-version. */
+  nodeVersion?: string;
+  /** The Node.js running the build (default: this one). */
+  localNodeVersion?: string;
+  maxBytes?: number;
+  /** OS and CPU the app's npm dependencies are installed for (default: the workers', linux-x64). */
+  target?: TargetPlatform;
+  /** The npm command that installs them (default: `npm` on PATH). */
+  npm?: string;
+  /** Install them into the artifact (default true); a project Dockerfile installs its own. */
+  installDependencies?: boolean;
+  log?: Logger;
+}
+
+export interface BuildResult {
+  artifact: string;
+  manifest: Manifest;
+  bytes: number;
+}
+
+/** Archives report progress in quarters once they are this big. */
+const PROGRESS_FILES = 200;
+
+export async function buildArtifact(options: BuildOptions = {}): Promise<BuildResult> {
+  const root = resolve(options.root ?? ".");
+  const log = options.log;
+  const entries = options.entries?.length
+    ? options.entries.map((file) => resolve(root, file))
+    : [findHandlerFile(undefined)];
+
+  const rules = ignoreRules(root);
+  for (const entry of entries) {
+    const rel = relative(root, entry);
+    if (rel.startsWith("..")) throw new BuildError(`Entry file ${entry} is outside the project root ${root}`);
+    if (rules.ignores(rel.split("\\").join("/"))) {
+      throw new BuildError(
+        `Entry file ${rel} is excluded by the ignore rules (.gitignore, .flashignore or built-in defaults)`,
+      );
+    }
+  }
+
+  log?.info(`Collecting files in ${root}`);
+  const files = collectFiles(root, rules);
+  const sourceBytes = files.reduce((sum, file) => sum + file.size, 0);
+  log?.info(`${files.length} files to ship (${formatSize(sourceBytes)})`);
+  checkLocalImports(
+    root,
+    files.map((file) => file.path),
+  );
+
+  const endpoints = await describeEndpoints(root, entries);
+  const declared = new Map(
+    endpoints.flatMap((e) => (e.nodeVersion ? [[e.name, e.nodeVersion] as const] : [])),
+  );
+  const nodeVersion = targetNodeVersion(options.nodeVersion, declared, options.localNodeVersion);
+  const workDir = join(root, WORK_DIR);
+  mkdirSync(workDir, { recursive: true });
+  const specs = dependencySpecs(
+    root,
+    endpoints.flatMap((e) => e.dependencies),
+    log,
+  );
+  const installed =
+    options.installDependencies === false
+      ? undefined
+      : await installDependencies(root, workDir, specs, {
+          target: options.target ?? WORKER_PLATFORM,
+          ...(log ? { log } : {}),
+          ...(options.npm ? { npm: options.npm } : {}),
+        });
+  const packages = installed ? shippedPackages(root, installed) : {};
+
+  const manifest: Manifest = {
+    version: "1.0",
+    generatedAt: new Date().toISOString(),
+    projectName: basename(root),
+    nodeVersion,
+    flashWorkerVersion: VERSION,
+    files: files.length,
+    dependencies: Object.entries(specs).map(([name, range]) => `${name}@${range}`),
+    endpoints,
+  };
+
+  const manifestPath = join(workDir, MANIFEST_NAME);
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  const artifact = join(workDir, ARTIFACT_NAME);
+  rmSync(artifact, { force: true });
+  const total = files.length + Object.keys(packages).length;
+  log?.info(`Archiving ${total} files into ${relative(root, artifact)}`);
+  let reported = 0;
+  await writeArchive(
+    root,
+    files.map((file) => file.path),
+    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}`, ...packages },
+    artifact,
+    (done, total) => {
+      const quarter = Math.floor((done * 4) / total);
+      if (total < PROGRESS_FILES || quarter === reported || quarter >= 4) return;
+      reported = quarter;
+      log?.info(`Archived ${quarter * 25}% (${done}/${total} files)`);
+    },
+  );
+
+  const bytes = statSync(artifact).size;
+  const max = options.maxBytes ?? MAX_ARTIFACT_BYTES;
+  if (bytes > max) {
+    rmSync(artifact, { force: true });
+    throw new BuildError(
+      `Archive exceeds the maximum size: ${formatSize(bytes)} (${bytes} bytes), the maximum is ${formatSize(max)} (${max} bytes). Exclude large files through .flashignore or .gitignore, or keep them on a network volume.`,
+    );
+  }
+  return { artifact, manifest, bytes };
+}
+
+/** The installed node_modules/ tree: archive name → path relative to the project root. */
+function shippedPackages(root: string, installDir: string): Record<string, string> {
+  const modules = join(installDir, "node_modules");
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(modules, { recursive: true, withFileTypes: true })) {
+    if (entry.isDirectory()) continue;
+    const path = relative(modules, join(entry.parentPath ?? entry.path, entry.name))
+      .split("\\")
+      .join("/");
+    out[`node_modules/${path}`] = relative(root, join(modules, path)).split("\\").join("/");
+  }
+  return out;
+}

@@ -1,0 +1,232 @@
+// `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
+// endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
+
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { findContainerTool } from "../../containers/tool.js";
+import { FlashError } from "../../errors.js";
+import { addSecret, type Logger } from "../../log/index.js";
+import { type DeployedEndpoint, readDeployments, writeDeployments } from "../../project/deployments.js";
+import {
+  buildArtifact,
+  checkArtifact,
+  formatSize,
+  type ManifestEndpoint,
+  WORKER_PLATFORM,
+} from "../bundle/index.js";
+import { apiErrorSentence } from "./errors.js";
+import { type BuiltImage, buildAndPush, checkImageName } from "./image.js";
+import { createRequest, EndpointMappingError, endpointUrl, updateRequest } from "./mapping.js";
+import { credentialName, findRegistryLogin } from "./registry-auth.js";
+import { isApiError, type RestClient } from "./rest-client.js";
+import type { CreateEndpointRequest, GpuCatalogType, RestEndpoint } from "./rest-types.js";
+
+export interface DeployOptions {
+  api: RestClient;
+  /** Project root. */
+  root: string;
+  entries: string[];
+  image: string;
+  nodeVersion?: string;
+  baseImage?: string;
+  nodeBaseImage?: string;
+  tlsVerify?: boolean;
+  /** Create or reuse a registry credential on the platform from the local auth files. */
+  registryAuth: boolean;
+  containerTool?: "buildah" | "podman" | "docker";
+  containerStorage?: string;
+  log: Logger;
+  /** One line of progress for the user (stdout). */
+  say(line: string): void;
+}
+
+export interface DeployedEntry {
+  endpoint: ManifestEndpoint;
+  id: string;
+  url: string;
+  action: "created" | "updated";
+}
+
+export interface DeployResult {
+  image: BuiltImage;
+  endpoints: DeployedEntry[];
+}
+
+/** A deploy step failed; `done` says what exists on the platform by then. */
+export class DeployError extends FlashError {
+  readonly code = "DEPLOY_FAILED";
+  override name = "DeployError";
+}
+
+export async function deployApp(options: DeployOptions): Promise<DeployResult> {
+  const { api, log, say } = options;
+  checkImageName(options.image);
+  // The key and the API first: a refused key should not cost a build.
+  let existing: RestEndpoint[];
+  try {
+    existing = await api.listEndpoints();
+  } catch (err) {
+    throw asDeployError(err, api.url);
+  }
+  const built = await buildArtifact({
+    root: options.root,
+    entries: options.entries,
+    target: WORKER_PLATFORM,
+    // A project Dockerfile installs the app's dependencies itself: the artifact's install would go unused.
+    installDependencies: !existsSync(join(options.root, "Dockerfile")),
+    ...(options.nodeVersion === undefined ? {} : { nodeVersion: options.nodeVersion }),
+    log: log.child({ subject: "build" }),
+  });
+  const { manifest } = built;
+  checkArtifact(built.artifact, relative(options.root, built.artifact));
+  say(
+    `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
+  );
+
+  // Every endpoint is mapped before the image is built: a bad GPU or CPU choice fails in seconds.
+  const needsCatalog = manifest.endpoints.some((e) => !e.cpu);
+  let catalog: GpuCatalogType[] = [];
+  if (needsCatalog) {
+    try {
+      catalog = await api.gpuTypes();
+    } catch (err) {
+      throw asDeployError(err, api.url);
+    }
+  }
+  const several = manifest.endpoints.length > 1;
+  const wanted = new Map<string, CreateEndpointRequest>();
+  for (const endpoint of manifest.endpoints) {
+    wanted.set(
+      endpoint.name,
+      createRequest({ endpoint, image: options.image, catalog, args: endpoint.file }),
+    );
+  }
+  const plans = manifest.endpoints.map((endpoint) => {
+    const same = existing.filter((e) => e.name === endpoint.name);
+    if (same.length > 1) {
+      throw new EndpointMappingError(
+        `Endpoint ${endpoint.name}: ${same.length} endpoints on ${api.url} have this name (${same.map((e) => e.id).join(", ")}), so flash deploy cannot tell which to update. Delete the extra ones (DELETE /v2/serverless/<id>, or the console), or rename this endpoint.`,
+      );
+    }
+    const body = wanted.get(endpoint.name)!;
+    const current = same[0];
+    // Checked now (type and compute family cannot change), before anything is built or sent.
+    const patch = current ? updateRequest(current, body) : undefined;
+    return { endpoint, body, current, patch };
+  });
+
+  const tool = findContainerTool({
+    ...(options.containerTool ? { tool: options.containerTool } : {}),
+    ...(options.containerStorage ? { storage: options.containerStorage } : {}),
+  });
+  const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
+  const image = await buildAndPush({
+    tool,
+    root: options.root,
+    artifact: built.artifact,
+    image: options.image,
+    entry: manifest.endpoints[0]?.file ?? "handler.ts",
+    kind,
+    ...(options.baseImage ? { baseImage: options.baseImage } : {}),
+    ...(options.nodeBaseImage ? { nodeBaseImage: options.nodeBaseImage } : {}),
+    ...(options.tlsVerify === undefined ? {} : { tlsVerify: options.tlsVerify }),
+    log: log.child({ subject: "image" }),
+  });
+  say(
+    `✓ image ${image.image}  ${formatSize(image.bytes)}  built in ${(image.buildMs / 1000).toFixed(1)}s, pushed in ${(image.pushMs / 1000).toFixed(1)}s${image.digest ? `  ${image.digest}` : ""}`,
+  );
+
+  let registry: string | undefined;
+  if (options.registryAuth) registry = await registryCredential(options);
+
+  const done: DeployedEntry[] = [];
+  const record = () => {
+    const previous = readDeployments(options.root);
+    const endpoints: Record<string, DeployedEndpoint> =
+      previous?.platform === api.url ? { ...previous.endpoints } : {};
+    for (const entry of done) {
+      endpoints[entry.endpoint.name] = { id: entry.id, url: entry.url, kind: entry.endpoint.kind };
+    }
+    writeDeployments(options.root, {
+      platform: api.url,
+      deployedAt: new Date().toISOString(),
+      image: image.image,
+      endpoints,
+    });
+  };
+  for (const plan of plans) {
+    const { endpoint } = plan;
+    // An image with several endpoints runs each one's file; a project's own Dockerfile keeps its CMD.
+    const args = image.ownDockerfile || !several ? undefined : endpoint.file;
+    const body: CreateEndpointRequest = { ...plan.body, ...(registry ? { registry } : {}) };
+    if (!args) delete body.args;
+    const endpointLog = log.child({ subject: `Endpoint:${endpoint.name}` });
+    try {
+      let result: RestEndpoint;
+      if (plan.current) {
+        const patch = updateRequest(plan.current, body);
+        if (!args && plan.current.args) patch.args = "";
+        result = await api.updateEndpoint(plan.current.id, patch);
+        endpointLog.info(`Updated endpoint: ${result.id} - ${result.name}`);
+      } else {
+        result = await api.createEndpoint(body);
+        endpointLog.info(`Created endpoint: ${result.id} - ${result.name}`);
+      }
+      done.push({
+        endpoint,
+        id: result.id,
+        url: endpointUrl(result, body.type),
+        action: plan.current ? "updated" : "created",
+      });
+    } catch (err) {
+      record();
+      const sentence = isApiError(err)
+        ? apiErrorSentence(err, `endpoint ${endpoint.name}`, api.url)
+        : asDeployError(err, api.url).message;
+      const so = done.length
+        ? ` Deployed before it: ${done.map((d) => `${d.endpoint.name} (${d.id}, ${d.action})`).join(", ")}; recorded in .flash/deployments.json.`
+        : " No endpoint of this app was created or changed.";
+      throw new DeployError(`Failed to provision resources for endpoint ${endpoint.name}: ${sentence}.${so}`);
+    }
+  }
+  record();
+  return { image, endpoints: done };
+}
+
+/** The platform's credential for the image's registry: reused by name, else created from the local auth files. */
+async function registryCredential(options: DeployOptions): Promise<string> {
+  const login = findRegistryLogin(options.image);
+  if (!login) {
+    throw new DeployError(
+      `--registry-auth: no saved login for ${options.image.split("/")[0]} in the auth files (REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json). Log in first: buildah login, podman login or docker login.`,
+    );
+  }
+  // The password travels to the platform in a body, never into a log line.
+  addSecret(login.password);
+  const name = credentialName(login);
+  try {
+    const found = (await options.api.listRegistries()).find((r) => r.name === name);
+    if (found) {
+      options.log.child({ subject: "registry" }).info(`Using registry credential ${found.id} (${name})`);
+      return found.id;
+    }
+    const created = await options.api.createRegistry({
+      name,
+      username: login.username,
+      password: login.password,
+    });
+    options.log
+      .child({ subject: "registry" })
+      .info(`Created registry credential ${created.id} (${name}) from ${login.file}`);
+    return created.id;
+  } catch (err) {
+    if (isApiError(err))
+      throw new DeployError(apiErrorSentence(err, `registry credential ${name}`, options.api.url));
+    throw asDeployError(err, options.api.url);
+  }
+}
+
+function asDeployError(err: unknown, url: string): Error {
+  if (isApiError(err)) return new DeployError(apiErrorSentence(err, "the deployment", url));
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,447 @@
+// The app's image: the project's own Dockerfile, or one generated FROM the runtime image holding exactly what
+// `flash build` ships; the runtime image built from the package's Dockerfile.cpu/.gpu when it is nowhere to be
+// had; then pushed. Every step's output is shown as it comes (builds and pushes take minutes).
+
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { extract } from "tar";
+import {
+  type ContainerTool,
+  ContainerToolError,
+  isLoopbackRegistry,
+  runTool,
+} from "../../containers/tool.js";
+import { FlashError } from "../../errors.js";
+import type { Logger } from "../../log/index.js";
+import { checkArtifact } from "../bundle/archive.js";
+import { INSTALL_DIR } from "../bundle/dependencies.js";
+import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
+
+/** The runtime images, as the Dockerfiles and docker/build.sh name them. */
+export const RUNTIME_IMAGES = {
+  cpu: "localhost/flash-worker:cpu",
+  cuda: "localhost/flash-worker:cuda",
+} as const;
+/** The flash-worker package running this command: its Dockerfile.cpu/.gpu build the runtime images. */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Tool output lines that mark progress: build steps, commits, layer copies, the manifest write. */
+const PROGRESS =
+  /^(STEP \d+|COMMIT|Step \d+|Copying (blob|config)|Writing manifest|Storing signatures|Getting image source|Successfully|#\d+ \[|[0-9a-f]{12}: (Pushed|Layer already exists|Pushing))/;
+
+/** The image could not be built or pushed; the message says which step and shows the tool's last lines. */
+export class ImageError extends FlashError {
+  readonly code = "IMAGE_FAILED";
+  override name = "ImageError";
+}
+
+export interface ImageOptions {
+  tool: ContainerTool;
+  /** Project root. */
+  root: string;
+  /** `flash build`'s artifact: what the generated image holds. */
+  artifact: string;
+  /** REGISTRY/NAME:TAG. */
+  image: string;
+  /** The entry file the generated image runs by default. */
+  entry: string;
+  kind: "cpu" | "cuda";
+  /** FROM this instead of the runtime image. */
+  baseImage?: string;
+  /** Node base for building the runtime image here (its Dockerfiles' BASE build argument). */
+  nodeBaseImage?: string;
+  /** Default: off for a registry on loopback, on elsewhere. */
+  tlsVerify?: boolean;
+  log: Logger;
+}
+
+export interface BuiltImage {
+  image: string;
+  /** Manifest digest in the registry (sha256:…). */
+  digest: string;
+  /** The image's layers, uncompressed. */
+  bytes: number;
+  /** The project's own Dockerfile was used (its CMD stands; no container args are set). */
+  ownDockerfile: boolean;
+  buildMs: number;
+  pushMs: number;
+}
+
+/** A reference's registry-less form is invalid to push: the image must name where it goes. */
+export function checkImageName(image: string): void {
+  const [first] = image.split("/");
+  const hasRegistry = image.includes("/") && first !== undefined && /[.:]|^localhost$/.test(first);
+  if (!hasRegistry || !/^[a-z0-9._:/@\-[\]]+$/i.test(image)) {
+    throw new ImageError(
+      `--image ${image}: expected REGISTRY/NAME:TAG, e.g. docker.io/you/app:1, ghcr.io/you/app:1 or 127.0.0.1:5000/app:1`,
+    );
+  }
+}
+
+export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
+  checkImageName(options.image);
+  const { tool, log } = options;
+  // Steps and per-layer push lines as people expect them; the rest (a RUN step's own output) at DEBUG.
+  const show = (line: string) => {
+    if (!line.trim()) return;
+    if (PROGRESS.test(line)) log.info(line);
+    else log.debug(line);
+  };
+  const own = join(options.root, "Dockerfile");
+  const ownDockerfile = existsSync(own);
+  const started = Date.now();
+  let dockerfile: string;
+  let context: string;
+  let base: string;
+  if (ownDockerfile) {
+    dockerfile = own;
+    context = options.root;
+    base = fromOf(readFileSync(own, "utf8")) ?? "";
+    log.info(`Building ${options.image} from the project's Dockerfile`);
+  } else {
+    base = options.baseImage ?? RUNTIME_IMAGES[options.kind];
+    context = join(options.root, ".flash", "image");
+    dockerfile = join(options.root, ".flash", "Dockerfile");
+    checkArtifact(options.artifact, relative(options.root, options.artifact));
+    const deps = await generatedContext(options.root, options.artifact, context);
+    writeFileSync(dockerfile, generatedDockerfile(base, options.entry, deps));
+    log.info(
+      `Building ${options.image} FROM ${base}: the app as flash build ships it${deps.lock ? ", its dependencies installed in the image from the lock (npm ci)" : ""}`,
+    );
+  }
+  const runtimeBase = Object.values(RUNTIME_IMAGES).find((name) => sameImage(name, base));
+  if (runtimeBase) await ensureRuntimeImage(options, runtimeBase, show);
+
+  const tlsVerify = options.tlsVerify ?? !isLoopbackRegistry(options.image);
+  // The host's npm registry, CA and proxy for the Dockerfile's `RUN --mount=type=secret,id=npmrc npm ci`.
+  const npmrc = npmrcSecret(options.root);
+  try {
+    await bud(
+      tool,
+      [
+        ...npmrc.args,
+        ...(runtimeBase && tool.name !== "docker" ? ["--pull=never"] : []),
+        "-f",
+        dockerfile,
+        "-t",
+        options.image,
+        context,
+      ],
+      show,
+    );
+  } catch (err) {
+    throw new ImageError(`Building ${options.image} failed: ${detail(err)}${baseHint(err, base)}`);
+  } finally {
+    npmrc.remove();
+  }
+  const buildMs = Date.now() - started;
+
+  const pushStarted = Date.now();
+  const digestFile = join(options.root, ".flash", "image.digest");
+  rmSync(digestFile, { force: true });
+  log.info(`Pushing ${options.image}${tlsVerify ? "" : " (TLS verification off)"}`);
+  try {
+    if (tool.name === "docker") {
+      await runTool(tool, ["push", options.image], { onLine: show });
+    } else {
+      await runTool(
+        tool,
+        [
+          "push",
+          `--tls-verify=${tlsVerify}`,
+          "--digestfile",
+          digestFile,
+          options.image,
+          `docker://${options.image}`,
+        ],
+        { onLine: show },
+      );
+    }
+  } catch (err) {
+    throw new ImageError(
+      `Pushing ${options.image} to ${options.image.split("/")[0]} failed: ${detail(err)}${hint(err)}`,
+    );
+  }
+  const pushMs = Date.now() - pushStarted;
+  const inspected = await inspectImage(tool, options.image);
+  const digest = existsSync(digestFile) ? readFileSync(digestFile, "utf8").trim() : inspected.digest;
+  return { image: options.image, digest, bytes: inspected.bytes, ownDockerfile, buildMs, pushMs };
+}
+
+/** What the generated image installs: the lock of `flash build`'s install, and the `file:` packages it names. */
+export interface GeneratedDependencies {
+  /** deps/ holds package.json and package-lock.json. */
+  lock: boolean;
+  /** files/ holds the project's `file:` dependencies, at their paths in the project. */
+  files: boolean;
+}
+
+/**
+ * The generated image's build context in `context`: app/ the artifact's files (its node_modules/ left out: the
+ * image installs its own), deps/ the lock `flash build` installed from, files/ the `file:` packages it names.
+ */
+export async function generatedContext(
+  root: string,
+  artifact: string,
+  context: string,
+): Promise<GeneratedDependencies> {
+  rmSync(context, { recursive: true, force: true });
+  mkdirSync(join(context, "app"), { recursive: true });
+  await extract({
+    file: artifact,
+    cwd: join(context, "app"),
+    strict: true,
+    filter: (path) => !/^(\.\/)?node_modules(\/|$)/.test(path),
+  });
+  const install = join(root, ".flash", INSTALL_DIR);
+  if (!existsSync(join(install, "package-lock.json"))) return { lock: false, files: false };
+  // Specs were made absolute for the install on this host; in the image the project is /app, and the install
+  // runs in /app/.flash/.build as here, so they become relative to it.
+  const prefix = `file:${resolve(root)}/`;
+  const local: string[] = [];
+  const rewrite = (text: string) =>
+    text.replace(/"file:([^"]+)"/g, (whole, path: string) => {
+      if (!isAbsolute(path)) return whole;
+      if (!`file:${path}`.startsWith(prefix)) {
+        throw new ImageError(
+          `The dependency ${JSON.stringify(`file:${path}`)} is outside the project ${root}, so the image cannot install it: keep the package inside the project (e.g. vendor/) and install it from there.`,
+        );
+      }
+      const rel = relative(root, path);
+      local.push(rel);
+      return JSON.stringify(`file:../../${rel.split(sep).join("/")}`);
+    });
+  mkdirSync(join(context, "deps"));
+  for (const file of ["package.json", "package-lock.json"]) {
+    writeFileSync(join(context, "deps", file), rewrite(readFileSync(join(install, file), "utf8")));
+  }
+  for (const rel of new Set(local)) {
+    cpSync(join(root, rel), join(context, "files", rel), { recursive: true });
+  }
+  return { lock: true, files: local.length > 0 };
+}
+
+/**
+ * The generated Dockerfile: the app's dependencies installed from the lock with `npm ci` (the host's npm setup
+ * as the `npmrc` build secret), then the app in /app, the entry file as the default command. The install's
+ * node_modules stays where npm put it (relative links inside hold) and /app/node_modules points at it.
+ */
+export function generatedDockerfile(
+  base: string,
+  entry: string,
+  deps: GeneratedDependencies = { lock: false, files: false },
+): string {
+  const install = deps.lock
+    ? [
+        "COPY deps/ /app/.flash/.build/",
+        ...(deps.files ? ["COPY files/ /app/"] : []),
+        `RUN --mount=type=secret,id=${NPMRC_SECRET},target=/root/.npmrc cd /app/.flash/.build && \\`,
+        "    npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn && \\",
+        "    rm -rf /tmp/npm-cache /root/.npm && ln -s .flash/.build/node_modules /app/node_modules",
+      ]
+    : [];
+  return [
+    "# Generated by flash deploy: the app as `flash build` ships it, on the flash-worker runtime image.",
+    `FROM ${base}`,
+    "WORKDIR /app",
+    ...install,
+    "COPY app/ /app/",
+    `CMD ${JSON.stringify([entry])}`,
+    "",
+  ].join("\n");
+}
+
+/** The stand-in for the Dockerfiles' `node:24-bookworm-slim` that docker/build.sh makes (Debian + this node). */
+export const STANDIN_IMAGE = "localhost/flash-standin:bookworm";
+
+/** The runtime image in local storage, else pulled, else built from the package's own Dockerfile. */
+async function ensureRuntimeImage(
+  options: ImageOptions,
+  image: string,
+  show: (line: string) => void,
+): Promise<void> {
+  const { tool, log } = options;
+  if (await imageExists(tool, image)) return;
+  try {
+    await runTool(tool, ["pull", image], { onLine: show });
+    return;
+  } catch {
+    // Not published anywhere reachable: built below.
+  }
+  const kind = image.endsWith(":cuda") ? "cuda" : "cpu";
+  log.info(
+    `The runtime image ${image} is in neither local storage nor a reachable registry: building it first from ${runtimeDockerfile(kind)}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
+  );
+  await buildRuntimeImage({
+    tool,
+    kind,
+    show,
+    ...(options.nodeBaseImage ? { nodeBaseImage: options.nodeBaseImage } : {}),
+  });
+}
+
+/** The package's Dockerfile for a runtime image. */
+export function runtimeDockerfile(kind: "cpu" | "cuda"): string {
+  return join(PACKAGE_ROOT, kind === "cuda" ? "Dockerfile.gpu" : "Dockerfile.cpu");
+}
+
+export interface RuntimeBuild {
+  tool: ContainerTool;
+  kind: "cpu" | "cuda";
+  /** The Dockerfiles' BASE (and NODE_IMAGE for the GPU image); default node:24-bookworm-slim from Docker Hub. */
+  nodeBaseImage?: string;
+  show: (line: string) => void;
+}
+
+/**
+ * Builds flash-worker:cpu or :cuda from this package's Dockerfile, with the package folder as the context:
+ * it reads dist/ and docker/ there and writes nothing (the GPU/CPU Dockerfiles need no `npm run build`).
+ */
+export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
+  const { tool, kind, nodeBaseImage } = build;
+  const image = RUNTIME_IMAGES[kind];
+  const dockerfile = runtimeDockerfile(kind);
+  if (!existsSync(dockerfile) || !existsSync(join(PACKAGE_ROOT, "dist", "cli", "main.js"))) {
+    throw new ImageError(
+      `The runtime image ${image} cannot be built: this flash-worker (${PACKAGE_ROOT}) has no ${basename(dockerfile)} and dist/ to build it from. Reinstall the package (npm ci), or pass --base-image.`,
+    );
+  }
+  const args: string[] = [];
+  // npm in the build trusts what npm here trusts (a proxy's CA), as a build secret that stays out of the image.
+  const ca = npmCaFile();
+  if (ca) args.push("--secret", `id=npm_ca,src=${ca}`);
+  if (nodeBaseImage) {
+    args.push("--build-arg", `BASE=${nodeBaseImage}`);
+    if (kind === "cuda") args.push("--build-arg", `NODE_IMAGE=${nodeBaseImage}`);
+  }
+  try {
+    await bud(tool, [...args, "-f", dockerfile, "-t", image, PACKAGE_ROOT], build.show);
+  } catch (err) {
+    throw new ImageError(
+      `Building the runtime image ${image} from ${dockerfile} failed: ${detail(err)}${baseHint(err, nodeBaseImage ?? "node:24-bookworm-slim")}`,
+    );
+  }
+  return image;
+}
+
+/**
+ * `docker build` with the tool: Docker format keeps HEALTHCHECK (OCI has none), chroot isolation runs RUN steps
+ * without a runtime. A failed build leaves no working container behind (under vfs each is a full copy).
+ */
+async function bud(tool: ContainerTool, args: string[], show: (line: string) => void): Promise<void> {
+  if (tool.name === "docker") {
+    await runTool(tool, ["build", ...args], { onLine: show });
+    return;
+  }
+  const before = new Set(await workingContainers(tool));
+  try {
+    await runTool(
+      tool,
+      [tool.name === "buildah" ? "bud" : "build", "--format", "docker", "--isolation", "chroot", ...args],
+      {
+        onLine: show,
+      },
+    );
+  } catch (err) {
+    const left = (await workingContainers(tool)).filter((name) => !before.has(name));
+    if (left.length > 0) await runTool(tool, ["rm", ...left]).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The build containers in the tool's storage (`<image>-working-container[-N]`; workers have names of their own). */
+async function workingContainers(tool: ContainerTool): Promise<string[]> {
+  if (tool.name !== "buildah") return [];
+  const listed = await runTool(tool, ["containers", "--format", "{{.ContainerName}}"]).catch(() => ({
+    stdout: "",
+  }));
+  return listed.stdout.split("\n").filter((name) => /-working-container(-\d+)?$/.test(name));
+}
+
+/** A runtime or node base image that could not be pulled: name the way to build without Docker Hub. */
+export function baseHint(err: unknown, base: string): string {
+  const text = err instanceof ContainerToolError ? err.output : String(err);
+  const pull =
+    /creating build container|initializing source|pulling image|short-name|manifest unknown|not found in|reading manifest|unable to pull|error pulling/i;
+  if (!pull.test(text)) return "";
+  if (Object.values(RUNTIME_IMAGES).some((name) => sameImage(name, base))) {
+    return `\n  The base image ${base} is not in this machine's storage: build it with \`npx flash image base\` (add --standin on a host without Docker Hub).`;
+  }
+  // Only a node base has the stand-in as a way out; another image's pull error speaks for itself.
+  if (!/(^|\/)node:/.test(base)) return "";
+  return `\n  The base image ${base} could not be pulled. On a host without Docker Hub, \`flash image base --standin\` builds the runtime images on a local stand-in for node:24-bookworm-slim (Debian bookworm + this machine's node), or set FLASH_NODE_BASE_IMAGE to a node image you have.`;
+}
+
+/** NODE_EXTRA_CA_CERTS, else npm's cafile setting, when it names a file. */
+function npmCaFile(): string | undefined {
+  const fromEnv = process.env.NODE_EXTRA_CA_CERTS;
+  if (fromEnv && existsSync(fromEnv)) return fromEnv;
+  const npm = spawnSync("npm", ["config", "get", "cafile"], { encoding: "utf8", timeout: 15_000 });
+  const file = npm.stdout?.trim();
+  return file && file !== "null" && file !== "undefined" && existsSync(file) ? file : undefined;
+}
+
+/** Whether `image` is in the tool's local storage. */
+export async function imageExists(tool: ContainerTool, image: string): Promise<boolean> {
+  try {
+    await runTool(
+      tool,
+      tool.name === "docker" ? ["image", "inspect", image] : ["inspect", "--type", "image", image],
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Digest and uncompressed size of a local image. */
+async function inspectImage(tool: ContainerTool, image: string): Promise<{ digest: string; bytes: number }> {
+  try {
+    if (tool.name === "docker") {
+      const { stdout } = await runTool(tool, ["image", "inspect", "--format", "{{json .}}", image]);
+      const info = JSON.parse(stdout) as { Size?: number; RepoDigests?: string[] };
+      return { digest: info.RepoDigests?.[0]?.split("@")[1] ?? "", bytes: info.Size ?? 0 };
+    }
+    const { stdout } = await runTool(tool, ["inspect", "--type", "image", image]);
+    const info = JSON.parse(stdout) as { FromImageDigest?: string; Manifest?: string };
+    const manifest = JSON.parse(info.Manifest ?? "{}") as { layers?: { size?: number }[] };
+    const bytes = (manifest.layers ?? []).reduce((sum, layer) => sum + (layer.size ?? 0), 0);
+    return { digest: info.FromImageDigest ?? "", bytes };
+  } catch {
+    return { digest: "", bytes: 0 };
+  }
+}
+
+/** The last FROM of a Dockerfile (the image it ends up on), without a build stage name. */
+export function fromOf(text: string): string | undefined {
+  const froms = [...text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)/gim)].map((m) => m[1]!);
+  return froms.at(-1);
+}
+
+/** `flash-worker:cpu` and `localhost/flash-worker:cpu` are one image. */
+function sameImage(a: string, b: string): boolean {
+  const strip = (name: string) => name.replace(/^localhost\//, "");
+  return strip(a) === strip(b);
+}
+
+function detail(err: unknown): string {
+  if (err instanceof ContainerToolError) return `${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** What to try for the usual push failures. */
+function hint(err: unknown): string {
+  const text = err instanceof ContainerToolError ? err.output : String(err);
+  if (/connection refused|no such host|i\/o timeout|dial tcp/i.test(text)) {
+    return "\n  The registry is not reachable: check the name and port, or start it.";
+  }
+  if (/unauthorized|authentication required|denied/i.test(text)) {
+    return "\n  The registry refused the credentials: log in (buildah login / podman login / docker login), or set REGISTRY_AUTH_FILE.";
+  }
+  if (/http response to https client|certificate/i.test(text)) {
+    return "\n  A registry without TLS: pass --tls-verify=false.";
+  }
+  return "";
+}

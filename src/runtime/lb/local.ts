@@ -1,0 +1,122 @@
+// `flash run` on a load-balanced endpoint: send the requests test_input.json describes, through the real server.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Endpoint } from "../../app/endpoint.js";
+import { isEndpointConfigError } from "../../app/settings.js";
+import type { Logger } from "../../log/index.js";
+import type { Config } from "../../options/index.js";
+import { createRouteServer } from "./server.js";
+
+/** One request of a load-balanced test input. */
+export interface TestRequest {
+  method?: string;
+  path: string;
+  body?: unknown;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+const EXAMPLE = '{"requests": [{"method": "POST", "path": "/echo", "body": {"hello": "world"}}]}';
+
+function isRequest(value: unknown): value is TestRequest {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { path?: unknown }).path === "string" &&
+    ["string", "undefined"].includes(typeof (value as { method?: unknown }).method)
+  );
+}
+
+/** The requests in `{"requests": [...]}` or a single `{"method", "path", ...}`, or an error message. */
+export function parseTestRequests(parsed: unknown): TestRequest[] | string {
+  if (typeof parsed !== "object" || parsed === null) return `expected a JSON object like ${EXAMPLE}`;
+  if ("input" in parsed && !("requests" in parsed) && !("path" in parsed)) {
+    return `this is a load-balanced endpoint: its test input describes HTTP requests, not a queue job's {"input": ...}. e.g. ${EXAMPLE}`;
+  }
+  const list = "requests" in parsed ? (parsed as { requests: unknown }).requests : [parsed];
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isRequest)) {
+    return `expected {"requests": [{"method", "path", "body"?, "query"?, "headers"?}, ...]}, e.g. ${EXAMPLE}`;
+  }
+  return list;
+}
+
+function readTestInput(config: Config): { text: string; source: string } | string {
+  if (config.testInput !== undefined) return { text: config.testInput, source: "--test_input" };
+  const candidates = [resolve("test_input.json")];
+  if (config.file) candidates.push(join(dirname(resolve(config.file)), "test_input.json"));
+  const source = candidates.find((path) => existsSync(path));
+  if (!source) {
+    return `test_input.json not found (looked for ${candidates.join(" and ")}); describe the requests to send, e.g. ${EXAMPLE}`;
+  }
+  return { text: readFileSync(source, "utf8"), source };
+}
+
+/**
+ * Sends each test request to the endpoint in process (no socket); each answer's body goes to `print` (stdout),
+ * one per line, and its status to the log. 0 when all are < 400.
+ */
+export async function runLocalRequests(
+  endpoint: Endpoint,
+  config: Config,
+  log: Logger,
+  print: (text: string) => void,
+): Promise<number> {
+  try {
+    endpoint.assertRoutes();
+  } catch (err) {
+    if (isEndpointConfigError(err)) {
+      log.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+  const input = readTestInput(config);
+  if (typeof input === "string") {
+    log.error(input);
+    return 1;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input.text);
+  } catch (err) {
+    log.error(`Test input from ${input.source} is not valid JSON: ${(err as Error).message}`);
+    return 1;
+  }
+  const requests = parseTestRequests(parsed);
+  if (typeof requests === "string") {
+    log.error(`Test input from ${input.source}: ${requests}`);
+    return 1;
+  }
+  const server = createRouteServer(endpoint, { log });
+  try {
+    if (!(await server.start())) return 1;
+    let failed = 0;
+    for (const request of requests) {
+      const method = (request.method ?? "GET").toUpperCase();
+      const response = await server.app.inject({
+        method: method as "GET",
+        url: request.path,
+        ...(request.query ? { query: request.query } : {}),
+        ...(request.headers ? { headers: request.headers } : {}),
+        ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
+        ...(request.body === undefined
+          ? {}
+          : { headers: { "content-type": "application/json", ...request.headers } }),
+      });
+      const line = `${method} ${request.path} -> ${response.statusCode}`;
+      if (response.statusCode >= 400) {
+        failed++;
+        log.error(`${line} ${response.body}`);
+      } else {
+        log.info(line);
+        print(`${response.body}\n`);
+      }
+    }
+    log.info(
+      `Local testing complete: ${requests.length - failed} of ${requests.length} request(s) succeeded.`,
+    );
+    return failed === 0 ? 0 : 1;
+  } finally {
+    await server.close(0);
+  }
+}

@@ -1,0 +1,127 @@
+// The node:http transport against real servers on 127.0.0.1: answers, deadlines, aborts, cut-off bodies, kept-alive connections.
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeTransport, WireTimeoutError } from "../../../src/http/wire.js";
+import { closedPortUrl, startServer, type TestServer } from "../../client/servers.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("nodeTransport", () => {
+  it("sends method, headers and body with a Content-Length, and hands back status, headers and the whole body", async () => {
+    const seen: { method?: string; headers?: Record<string, unknown>; body?: string } = {};
+    server = await startServer((request, response) => {
+      let body = "";
+      request.setEncoding("utf8");
+      request.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        Object.assign(seen, { method: request.method, headers: request.headers, body });
+        // Written in two pieces that split a multi-byte character: the text must still come out whole.
+        const bytes = Buffer.from(JSON.stringify({ word: "naïve ✓" }));
+        response.writeHead(201, "Made It", { "Content-Type": "application/json", "X-Twice": ["a", "b"] });
+        response.write(bytes.subarray(0, 12));
+        setTimeout(() => response.end(bytes.subarray(12)), 5);
+      });
+    });
+    const { response, text } = await nodeTransport({
+      method: "POST",
+      url: `${server.url}/x?y=1`,
+      headers: { Authorization: "K", "Content-Type": "application/json" },
+      body: '{"a":"é"}',
+    });
+    expect(seen.method).toBe("POST");
+    expect(seen.headers).toMatchObject({
+      authorization: "K",
+      "content-length": "10",
+      "content-type": "application/json",
+    });
+    expect(seen.body).toBe('{"a":"é"}');
+    expect(response).toMatchObject({ ok: true, status: 201, statusText: "Made It" });
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(response.headers.get("x-twice")).toBe("a, b");
+    expect(response.headers.get("x-missing")).toBeNull();
+    expect(JSON.parse(text)).toEqual({ word: "naïve ✓" });
+  });
+
+  it("keeps the connection for the next request", async () => {
+    const ports = new Set<number>();
+    server = await startServer((request, response) => {
+      ports.add(request.socket.remotePort ?? 0);
+      response.end("ok");
+    });
+    for (let i = 0; i < 5; i++) {
+      const { response } = await nodeTransport({ method: "GET", url: server.url, headers: {} });
+      expect(response.status).toBe(200);
+    }
+    expect(server.requests).toHaveLength(5);
+    expect(ports.size).toBe(1);
+  });
+
+  it("a non-2xx answer is an answer, not an error", async () => {
+    server = await startServer((_request, response) => {
+      response.writeHead(503).end("busy");
+    });
+    const { response, text } = await nodeTransport({ method: "GET", url: server.url, headers: {} });
+    expect(response).toMatchObject({ ok: false, status: 503, statusText: "Service Unavailable" });
+    expect(text).toBe("busy");
+  });
+
+  it("ends an exchange at its deadline, also one whose body stalls, and closes that connection", async () => {
+    let closed = 0;
+    server = await startServer((request, response) => {
+      request.socket.on("close", () => closed++);
+      if (request.url === "/headers") return; // never answers
+      response.writeHead(200, { "content-length": "10" });
+      response.write("12345"); // and never the rest
+    });
+    for (const path of ["/headers", "/body"]) {
+      const started = performance.now();
+      const failure = await nodeTransport({
+        method: "GET",
+        url: `${server.url}${path}`,
+        headers: {},
+        timeoutMs: 100,
+      }).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(WireTimeoutError);
+      expect((failure as Error).message).toBe("no answer within 100 ms");
+      expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+    }
+    await expect.poll(() => closed).toBe(2);
+  });
+
+  it("aborting rejects with the signal's reason and drops the request; an aborted signal sends nothing", async () => {
+    server = await startServer(() => {}); // holds every request
+    const controller = new AbortController();
+    const pending = nodeTransport({ method: "GET", url: server.url, headers: {}, signal: controller.signal });
+    await expect.poll(() => server?.requests.length).toBe(1);
+    const reason = new Error("worker stopping");
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+
+    await expect(
+      nodeTransport({ method: "GET", url: server.url, headers: {}, signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ name: "AbortError" });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a body cut off midway is an error, not a short answer", async () => {
+    server = await startServer((_request, response) => {
+      response.writeHead(200, { "content-length": "100" });
+      response.write("only this", () => response.socket?.destroy());
+    });
+    await expect(nodeTransport({ method: "GET", url: server.url, headers: {} })).rejects.toThrow(
+      /ECONNRESET|aborted/,
+    );
+  });
+
+  it("a refused connection rejects with the socket's error code", async () => {
+    const url = await closedPortUrl();
+    await expect(nodeTransport({ method: "GET", url, headers: {} })).rejects.toMatchObject({
+      code: "ECONNREFUSED",
+    });
+  });
+});

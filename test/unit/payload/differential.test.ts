@@ -1,0 +1,152 @@
+// Differential fuzzing against CPython: mutated pickles that Python wrote are loaded by CPython's unpickler and
+// by decode; where CPython raises, decode raises; where it loads, decode loads, and our value written back
+// with encode loads in CPython equal to CPython's own. All cases go to one Python process in one batch.
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeGeneral } from "../../../src/payload/decode.js";
+import {
+  DeserializeTimeoutError,
+  decode,
+  encode,
+  PickleError,
+  PickleGlobalError,
+} from "../../../src/payload/index.js";
+import { FUZZ_SEED } from "../../fuzz-seed.js";
+import { mutate, mutation, records } from "./mutate.js";
+import { findPython, PythonPeer } from "./python.js";
+import { toTyped, type VectorFile } from "./typed.js";
+
+/** Mutated pickles per run: about two seconds of CPython and decode together. */
+const CASES = 20_000;
+
+const python = findPython();
+const b64 = (b: Uint8Array): string => Buffer.from(b).toString("base64");
+const fromB64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"));
+
+interface Verdict {
+  canon?: string;
+  error?: string;
+  nomem?: boolean;
+  notplain?: string;
+}
+type Outcome = { value: unknown } | { error: Error };
+
+function outcome(fn: () => unknown): Outcome {
+  try {
+    return { value: fn() };
+  } catch (e) {
+    if (e instanceof PickleError || e instanceof DeserializeTimeoutError) return { error: e };
+    throw e;
+  }
+}
+
+/** Errors where decode is stricter than CPython on purpose: refused globals and objects, and the limits. */
+function byPolicy(e: Error): boolean {
+  return (
+    e instanceof PickleGlobalError ||
+    e instanceof DeserializeTimeoutError ||
+    /only decodes plain data|nests deeper than|memo exceeds|expands beyond/.test(e.message)
+  );
+}
+
+/** The vectors' payloads: what pickle and cloudpickle wrote for plain values, small enough to mutate fast. */
+function vectorPayloads(url: URL): Uint8Array[] {
+  const file = JSON.parse(readFileSync(url, "utf8")) as VectorFile;
+  return file.vectors.flatMap((v) => v.payloads.map((p) => fromB64(p.b64))).filter((b) => b.length < 4000);
+}
+
+if (python.path === null) {
+  describe("decode against CPython", () => {
+    it("needs Debian's python3 with cloudpickle", () => {
+      throw new Error(python.reason);
+    });
+  });
+} else {
+  const pythonPath = python.path;
+  describe(`decode against CPython (${python.reason})`, () => {
+    let peer: PythonPeer;
+    const bases: Uint8Array[] = [];
+
+    const verdicts = async (cases: Uint8Array[]): Promise<Verdict[]> => {
+      const a = await peer.request("verdicts", { cases: cases.map(b64) });
+      if (a.error !== undefined) throw new Error(`the Python peer failed: ${a.error}`);
+      return (a as { verdicts: Verdict[] }).verdicts;
+    };
+
+    /** Loads every case in CPython and in decode, and fails listing the cases where the two differ. */
+    const agree = async (cases: Uint8Array[], minLoaded: number): Promise<void> => {
+      const theirs = await verdicts(cases);
+      const ours = cases.map((c) => outcome(() => decode(c)));
+      const general = cases.map((c) => outcome(() => decodeGeneral(c)));
+
+      const disagreements: string[] = [];
+      const say = (i: number, what: string): void => {
+        disagreements.push(`${what} ← ${b64(cases[i]!)}`);
+      };
+      const loaded: number[] = [];
+      let verdictsGiven = 0;
+      cases.forEach((_, i) => {
+        const cp = theirs[i]!;
+        const o = ours[i]!;
+        if ("error" in o !== "error" in general[i]!) say(i, "decode and decodeGeneral disagree");
+        if (cp.nomem) return;
+        verdictsGiven++;
+        if (cp.error !== undefined || cp.notplain !== undefined) {
+          if (!("error" in o)) say(i, `CPython raises ${cp.error ?? cp.notplain}, decode loads`);
+        } else if ("error" in o) {
+          if (!byPolicy(o.error)) say(i, `CPython loads ${cp.canon}, decode raises ${o.error.message}`);
+        } else loaded.push(i);
+      });
+
+      // what both loaded: our value, written back by encode, loads in CPython to CPython's own value
+      const back = await verdicts(loaded.map((i) => encode((ours[i] as { value: unknown }).value)));
+      loaded.forEach((i, k) => {
+        if (back[k]!.canon !== theirs[i]!.canon)
+          say(i, `CPython loads ${theirs[i]!.canon}, ours written back loads as ${JSON.stringify(back[k])}`);
+      });
+
+      expect(verdictsGiven, "most cases get a verdict from CPython").toBeGreaterThan(cases.length * 0.9);
+      expect(loaded.length, "enough cases load to compare values").toBeGreaterThan(minLoaded);
+      expect(
+        disagreements.length,
+        `disagreements with CPython (what differs ← the base64 pickle), replay with FUZZ_SEED=${FUZZ_SEED}:\n${disagreements.slice(0, 20).join("\n")}`,
+      ).toBe(0);
+    };
+
+    beforeAll(async () => {
+      peer = new PythonPeer(pythonPath);
+      // records as CPython pickles them, at every protocol the toolkit's clients use
+      for (const n of [6, 90])
+        for (const protocol of [2, 3, 4, 5]) {
+          const a = await peer.request("dumps_typed", { typed: toTyped(records(n)), protocol });
+          if (a.b64 === undefined) throw new Error(`Python could not pickle records: ${a.error}`);
+          bases.push(fromB64(a.b64));
+        }
+      bases.push(...vectorPayloads(new URL("./vectors.json", import.meta.url)));
+      bases.push(...vectorPayloads(new URL("../../fixtures/pickle/design-vectors.json", import.meta.url)));
+    });
+    afterAll(() => peer.close());
+
+    it(`agrees with CPython on ${CASES} mutated pickles (FUZZ_SEED=${FUZZ_SEED})`, async () => {
+      const cases = fc
+        .sample(fc.tuple(fc.constantFrom(...bases), fc.array(mutation, { minLength: 1, maxLength: 4 })), {
+          seed: FUZZ_SEED,
+          numRuns: CASES,
+        })
+        .map(([base, muts]) => mutate(base, muts));
+      await agree(cases, CASES * 0.02);
+    });
+
+    it("reads protocol-0 INT, LONG and FLOAT lines as CPython's C unpickler does", async () => {
+      const alphabet = [..."0123456789+-_ .eExXoObBinfaNL\t\x00"];
+      const line = fc
+        .array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 7 })
+        .map((a) => a.join(""));
+      const cases = fc
+        .sample(fc.tuple(fc.constantFrom("I", "L", "F"), line), { seed: FUZZ_SEED, numRuns: 4000 })
+        .map(([op, text]) => Uint8Array.from(Buffer.from(`${op}${text}\n.`, "latin1")));
+      await agree(cases, 300);
+    });
+  });
+}
