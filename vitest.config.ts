@@ -16,6 +16,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "system",
+          // Rebuilds dist/ first when a source is newer (these tests run the built CLI).
+          globalSetup: ["test/fresh-build.ts"],
           include: ["test/**/*.test.ts"],
           exclude: ["test/unit/**", "test/bench/**", "node_modules/**"],
         },

@@ -4,21 +4,21 @@ import { buildArtifact, formatSize } from "./bundle/index.js";
 import { toolkitLogger } from "./log.js";
 import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "build",
   args: "[files...]",
   summary: "bundle the app into .flash/artifact.tar.gz (sources and a manifest of its endpoints)",
-  options: [NODE_VERSION_OPTION],
-};
+  options: { nodeVersion: NODE_VERSION_OPTION },
+} satisfies CommandSpec;
 
 /** `flash build [entry files...] [--node-version V]` */
 export async function run(args: string[]): Promise<number> {
   try {
-    const { config, positional } = parseCommandArgs(spec, args);
+    const { options, positional } = parseCommandArgs(spec, args);
     const log = toolkitLogger().child({ subject: "build" });
     const result = await buildArtifact({
       entries: positional,
-      ...(config.nodeVersion === undefined ? {} : { nodeVersion: config.nodeVersion }),
+      nodeVersion: options.nodeVersion,
       log,
     });
     const { manifest } = result;

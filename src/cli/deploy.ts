@@ -1,6 +1,7 @@
 // `flash deploy`: the command line of deployApp(): image, registry and API options in, a summary out.
 
-import { ConfigError } from "../options/index.js";
+import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
+import { ConfigError, nonEmpty, onOff, seconds, toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
 import { type DeployedEntry, deployApp } from "./deploy/deploy.js";
 import { DEFAULT_WAIT_TIMEOUT_S, readTestInput, waitForRelease } from "./deploy/wait.js";
@@ -14,39 +15,54 @@ import {
   parseCommandArgs,
 } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "deploy",
   args: "[files...]",
   summary: "build the app's image, push it, and create or update its endpoints through RunPod's REST API v2",
-  options: [
-    { flag: "--image", value: "REGISTRY/NAME:TAG", help: "where the app's image is pushed (required)" },
+  options: {
+    image: {
+      flags: ["--image"],
+      parse: nonEmpty,
+      value: "REGISTRY/NAME:TAG",
+      help: "where the app's image is pushed (required)",
+    },
     ...API_OPTIONS,
-    {
-      flag: "--base-image",
+    baseImage: {
+      flags: ["--base-image"],
+      parse: nonEmpty,
       value: "IMAGE",
       help: "the image the app's image builds on (default flash-worker's)",
     },
-    {
-      flag: "--tls-verify",
-      value: "true|false",
+    tlsVerify: {
+      flags: ["--tls-verify"],
+      parse: onOff,
       optionalValue: true,
+      value: "true|false",
       help: "check the registry's TLS certificate (default true)",
     },
-    { flag: "--registry-auth", help: "give the endpoints the registry credentials the push used" },
-    NODE_VERSION_OPTION,
-    { flag: "--container-tool", value: "TOOL", help: "docker, podman or buildah (env FLASH_CONTAINER_TOOL)" },
-    {
-      flag: "--no-wait",
-      help: "return once the endpoints are changed, without waiting for a worker to answer",
+    registryAuth: toggle(["--registry-auth"], "give the endpoints the registry credentials the push used"),
+    nodeVersion: NODE_VERSION_OPTION,
+    ...CONTAINER_OPTIONS,
+    containerTool: {
+      ...CONTAINER_OPTIONS.containerTool,
+      flags: ["--container-tool"],
+      value: "TOOL",
+      help: "docker, podman or buildah (env FLASH_CONTAINER_TOOL)",
     },
-    {
-      flag: "--wait-timeout",
+    noWait: toggle(
+      ["--no-wait"],
+      "return once the endpoints are changed, without waiting for a worker to answer",
+    ),
+    waitTimeout: {
+      flags: ["--wait-timeout"],
+      parse: seconds(86_400),
+      default: DEFAULT_WAIT_TIMEOUT_S * 1000,
       value: "SECONDS",
       help: `how long to wait for a worker of the new release to answer (default ${DEFAULT_WAIT_TIMEOUT_S})`,
     },
-    { flag: "--no-test", help: "send no smoke request from test_input.json to scale-to-zero endpoints" },
-  ],
-};
+    noTest: toggle(["--no-test"], "send no smoke request from test_input.json to scale-to-zero endpoints"),
+  },
+} satisfies CommandSpec;
 
 /** A JSON body inside the single quotes of a shell command. */
 const shellQuoted = (body: unknown) => `'${JSON.stringify(body).replaceAll("'", "'\\''")}'`;
@@ -77,42 +93,39 @@ function curlLine(root: string, entry: DeployedEntry): string {
 export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
-    // FLASH_API_KEY is the local platform's own key; deploy takes --api-key or the discovery chain.
-    const env = { ...process.env, FLASH_API_KEY: undefined };
-    const { config, positional } = parseCommandArgs(spec, args, env);
-    if (!config.image) {
+    const { options, positional } = parseCommandArgs(spec, args);
+    if (!options.image) {
       throw new ConfigError(
         "flash deploy needs --image REGISTRY/NAME:TAG: where the app's image is pushed (e.g. docker.io/you/app:1)",
       );
     }
-    const api = connectApi({ apiUrl: config.apiUrl, apiKey: config.localApiKey, log });
+    const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
     const root = process.cwd();
     const say = (line: string) => process.stdout.write(`${line}\n`);
     const result = await deployApp({
       api,
       root,
       entries: positional,
-      image: config.image,
-      registryAuth: config.registryAuth,
+      image: options.image,
+      registryAuth: options.registryAuth,
       log,
       say,
-      ...(config.nodeVersion === undefined ? {} : { nodeVersion: config.nodeVersion }),
-      ...(config.baseImage ? { baseImage: config.baseImage } : {}),
-      ...(config.nodeBaseImage ? { nodeBaseImage: config.nodeBaseImage } : {}),
-      ...(config.tlsVerify === undefined ? {} : { tlsVerify: config.tlsVerify }),
-      ...(config.containerTool ? { containerTool: config.containerTool } : {}),
-      ...(config.containerStorage ? { containerStorage: config.containerStorage } : {}),
+      nodeVersion: options.nodeVersion,
+      baseImage: options.baseImage,
+      nodeBaseImage: options.nodeBaseImage,
+      tlsVerify: options.tlsVerify,
+      containers: containerToolOptions(options),
     });
     // The endpoints exist from here on: a failed or slow release is reported, never called deployed.
     const unproven: string[] = [];
-    if (config.noWait) unproven.push("not waited for (--no-wait): flash endpoints shows its workers");
+    if (options.noWait) unproven.push("not waited for (--no-wait): flash endpoints shows its workers");
     else {
-      const timeoutMs = config.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_S * 1000;
+      const timeoutMs = options.waitTimeout;
       for (const entry of result.endpoints) {
         say(
           `  waiting for ${entry.endpoint.name} (${entry.id}) to answer, up to ${Math.round(timeoutMs / 1000)} s…`,
         );
-        const verdict = await waitForRelease(entry, { api, root, timeoutMs, smoke: !config.noTest, log });
+        const verdict = await waitForRelease(entry, { api, root, timeoutMs, smoke: !options.noTest, log });
         if (verdict.proven) say(`✓ ${entry.endpoint.name} ready: ${verdict.how}`);
         else unproven.push(`not verified: ${verdict.why}`);
       }

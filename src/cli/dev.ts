@@ -2,34 +2,42 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { endpointIdFor, findHandlerFile } from "../app/load.js";
-import { openLogger } from "../log/index.js";
+import { ConfigError } from "../options/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
 import { watchEndpoints } from "./dev-watch.js";
-import {
-  closeOnSignal,
-  consoleUrl,
-  containerOptions,
-  LOCAL_PLATFORM_OPTIONS,
-  type LocalPlatformArgs,
-  parseLocalArgs,
-} from "./local-platform.js";
-import type { CommandSpec } from "./options.js";
+import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
+import { type CommandSpec, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "dev",
   args: "[files...]",
   summary:
     "the local platform on 127.0.0.1:8000 with workers running each handler file, restarted when its code changes",
-  options: [
+  options: {
     ...LOCAL_PLATFORM_OPTIONS,
-    {
-      flag: "--workers",
+    workers: {
+      flags: ["--workers"],
+      env: ["FLASH_WORKERS"],
+      parse: workerRange,
       value: "MIN,MAX",
       help: "workers per endpoint; N means 0,N (env FLASH_WORKERS; default: the Endpoint's workers, else 1,3)",
     },
-  ],
-};
+  },
+} satisfies CommandSpec;
+
+/** "min,max", or "n" for [0, n]: what `workers: n` means on an Endpoint. */
+function workerRange(raw: string, source: string): [number, number] {
+  const match = /^\s*(\d+)\s*(?:,\s*(\d+)\s*)?$/.exec(raw);
+  const min = match?.[2] === undefined ? 0 : Number(match?.[1]);
+  const max = Number(match?.[2] ?? match?.[1]);
+  if (!match || min > max || max < 1 || max > 64) {
+    throw new ConfigError(
+      `Invalid workers "${raw}" in ${source}: expected "min,max" with 0 <= min <= max, 1 <= max <= 64`,
+    );
+  }
+  return [min, max];
+}
 
 /** Workers for a plain handler(), which declares none: one kept warm, so the first job starts at once. */
 const DEV_WORKERS: [number, number] = [1, 3];
@@ -57,10 +65,10 @@ interface DevEndpoint {
 
 /** `flash dev <handler file ...>`: the local platform plus workers for each file (one endpoint each), restarted when it changes. */
 export async function run(args: string[]): Promise<number> {
-  let parsed: LocalPlatformArgs;
+  let parsed: ReturnType<typeof parseCommandArgs<typeof spec.options>>;
   let files: string[];
   try {
-    parsed = parseLocalArgs(spec, args);
+    parsed = parseCommandArgs(spec, args);
     files =
       parsed.positional.length > 0
         ? parsed.positional.map((f) => findHandlerFile(f))
@@ -69,12 +77,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`flash dev: ${(err as Error).message}\n`);
     return 1;
   }
-  const { config } = parsed;
-  const log = await openLogger({
-    level: config.logLevel,
-    json: config.logJson,
-    ...(config.logFormat ? { format: config.logFormat } : {}),
-  });
+  const { options } = parsed;
+  const { settings, log, keyGenerated } = await localPlatform(options);
   const used = new Set<string>();
   const apps: DevEndpoint[] = [];
   for (const file of files) {
@@ -97,7 +101,7 @@ export async function run(args: string[]): Promise<number> {
       name: relative(process.cwd(), file) || file,
       file,
       // --workers, else the Endpoint's declared range, else one worker kept warm and up to three.
-      workers: config.localWorkers ?? app.workers ?? DEV_WORKERS,
+      workers: options.workers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
       ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
       ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
@@ -106,15 +110,7 @@ export async function run(args: string[]): Promise<number> {
     apps.push({ file, id, app, endpoint });
   }
   const platform = await startPlatform({
-    host: parsed.host,
-    port: parsed.port,
-    // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
-    ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
-    logger: log,
-    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
-    containers: containerOptions(parsed.config),
-    // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
-    workerInitTimeoutMs: parsed.config.initTimeoutMs,
+    ...settings,
     // An app with routes is a load-balanced endpoint: its workers serve HTTP behind /lb/<id>/.
     endpoints: apps.filter((a) => !a.app.loadBalanced).map((a) => a.endpoint),
     loadBalanced: apps.filter((a) => a.app.loadBalanced).map((a) => a.endpoint),
@@ -143,7 +139,7 @@ export async function run(args: string[]): Promise<number> {
           ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
           : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(platform.url, a.id)})` : ""}`,
       ),
-      `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
+      `API key: ${platform.apiKey}${keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,
       ...apps.slice(1).map((a) => `Also: ${tryLine(a)}`),
       `Ready. Try: ${tryLine(apps[0]!)}`,

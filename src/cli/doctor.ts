@@ -4,20 +4,20 @@ import { loadApp } from "../app/load.js";
 import { isFlashError } from "../errors.js";
 import { type GpuFacts, readGpuFacts } from "../gpu/facts.js";
 import { describeGpu } from "../gpu/nvml.js";
-import { parseConfig } from "../options/index.js";
+import { ConfigError, toggle } from "../options/index.js";
 import { registeredChecks } from "../runtime/fitness/registry.js";
 import { type CheckResult, formatMs, runChecks } from "../runtime/fitness/run.js";
 import { builtinChecks } from "../runtime/fitness/system.js";
+import { readWorkerConfig } from "../runtime/options.js";
 import { VERSION } from "../version.js";
-import type { CommandSpec } from "./options.js";
+import { type CommandSpec, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "doctor",
   args: "[file]",
   summary: "run every fitness check and list the GPUs (a table, or --json)",
-  options: [{ flag: "--json", help: "the report as JSON" }],
-  lenient: true,
-};
+  options: { json: toggle(["--json"], "the report as JSON") },
+} satisfies CommandSpec;
 
 export interface DoctorReport {
   ok: boolean;
@@ -71,8 +71,9 @@ export function formatReport(report: DoctorReport): string {
 }
 
 /** Runs the built-in checks (whatever RUNPOD_SKIP_* say) and, with a file, the checks it registers. */
-export async function doctor(file: string | undefined, argv: string[]): Promise<DoctorReport> {
-  const { config } = parseConfig(argv);
+export async function doctor(file: string | undefined, env = process.env): Promise<DoctorReport> {
+  // The worker's own thresholds (RUNPOD_MIN_MEMORY_GB…), as a worker started here would read them.
+  const { config } = readWorkerConfig([], env);
   if (file) await loadApp(file);
   const gpu = await readGpuFacts();
   const fitness = { ...config.fitness, skipSystem: false, skipGpu: false };
@@ -90,12 +91,13 @@ export async function doctor(file: string | undefined, argv: string[]): Promise<
 }
 
 export async function run(args: string[]): Promise<number> {
-  const json = args.includes("--json");
-  const rest = args.filter((a) => a !== "--json");
-  const file = rest[0] && !rest[0].startsWith("-") ? rest[0] : undefined;
   let report: DoctorReport;
+  let json = false;
   try {
-    report = await doctor(file, file ? rest.slice(1) : rest);
+    const { options, positional } = parseCommandArgs(spec, args);
+    json = options.json;
+    if (positional.length > 1) throw new ConfigError(`Unexpected argument ${positional[1]}`);
+    report = await doctor(positional[0]);
   } catch (err) {
     if (isFlashError(err, "CONFIG_INVALID")) {
       process.stderr.write(`flash doctor: ${err.message}\n`);

@@ -6,21 +6,20 @@ import { formatEndpoints, listEndpointsWithWorkers } from "./deploy/lifecycle.js
 import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "endpoints",
   args: "",
   summary: "list the account's serverless endpoints with their workers",
   options: API_OPTIONS,
-};
+} satisfies CommandSpec;
 
 /** `flash endpoints [--api-url URL]` */
 export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
-    const env = { ...process.env, FLASH_API_KEY: undefined };
-    const { config, positional } = parseCommandArgs(spec, args, env);
+    const { options, positional } = parseCommandArgs(spec, args);
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
-    const api = connectApi({ apiUrl: config.apiUrl, apiKey: config.localApiKey, log });
+    const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
     process.stdout.write(`${formatEndpoints(await listEndpointsWithWorkers(api))}\n`);
     return 0;
   } catch (err) {

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
 import {
   type ContainerTool,
   findContainerTool,
@@ -13,7 +14,7 @@ import {
   runTool,
   toolArgv,
 } from "../containers/tool.js";
-import { ConfigError, parseConfig } from "../options/index.js";
+import { ConfigError, readOptions, text, toggle } from "../options/index.js";
 import { containerEntry } from "../platform/workers/terminate.js";
 import {
   baseHint,
@@ -27,31 +28,36 @@ import {
   STANDIN_IMAGE,
 } from "./deploy/image.js";
 import { npmrcSecret } from "./deploy/npmrc.js";
-import { containerOptions } from "./local-platform.js";
 import type { CommandSpec } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "image",
   args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--standin]",
   summary: "docker build / docker run with buildah (or podman, docker): ENTRYPOINT, CMD and signals kept",
-  options: [
-    { flag: "--tag", short: "t", value: "TAG", help: "build: the image's name" },
-    { flag: "--file", short: "f", value: "FILE", help: "build: the Dockerfile (default DIR/Dockerfile)" },
-    {
-      flag: "--env",
-      short: "e",
+  // Help only: each subcommand reads its own flags as docker's CLI does (node:util's parseArgs, -e repeated).
+  options: {
+    tag: { flags: ["--tag", "-t"], parse: text, value: "TAG", help: "build: the image's name" },
+    file: {
+      flags: ["--file", "-f"],
+      parse: text,
+      value: "FILE",
+      help: "build: the Dockerfile (default DIR/Dockerfile)",
+    },
+    env: {
+      flags: ["--env", "-e"],
+      parse: text,
       value: "KEY=VALUE",
       help: "run: an environment variable (KEY alone: this one's)",
     },
-    { flag: "--cpu", help: "base: build flash-worker:cpu only (default: both)" },
-    { flag: "--cuda", help: "base: build flash-worker:cuda only" },
-    { flag: "--all", help: "base: build both (the default)" },
-    {
-      flag: "--standin",
-      help: "base: on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
-    },
-  ],
-};
+    cpu: toggle(["--cpu"], "base: build flash-worker:cpu only (default: both)"),
+    cuda: toggle(["--cuda"], "base: build flash-worker:cuda only"),
+    all: toggle(["--all"], "base: build both (the default)"),
+    standin: toggle(
+      ["--standin"],
+      "base: on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
+    ),
+  },
+} satisfies CommandSpec;
 
 const USAGE = [
   "usage: flash image build [-t TAG] [-f Dockerfile] [DIR]",
@@ -105,7 +111,7 @@ export async function run(args: string[]): Promise<number> {
 }
 
 function tool(): ContainerTool {
-  return findContainerTool(containerOptions(parseConfig([], process.env).config));
+  return findContainerTool(containerToolOptions(readOptions(CONTAINER_OPTIONS, []).values));
 }
 
 async function build(args: string[]): Promise<number> {
@@ -157,10 +163,12 @@ async function base(args: string[]): Promise<number> {
       : values.cuda && !values.cpu && !values.all
         ? ["cuda"]
         : ["cpu", "cuda"];
-  const { config } = parseConfig([], process.env);
-  const t = findContainerTool(containerOptions(config));
+  const containers = readOptions(CONTAINER_OPTIONS, []).values;
+  const t = findContainerTool(containerToolOptions(containers));
   const show = (line: string) => process.stdout.write(`${line}\n`);
-  const nodeBase = values.standin ? await standinBase(t, config.containerStorage) : config.nodeBaseImage;
+  const nodeBase = values.standin
+    ? await standinBase(t, containers.containerStorage)
+    : containers.nodeBaseImage;
   for (const kind of kinds) {
     show(
       `Building ${RUNTIME_IMAGES[kind]} from ${runtimeDockerfile(kind)} on ${nodeBase ?? "node:24-bookworm-slim"}`,

@@ -1,64 +1,39 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
 
-import type { ContainerToolOptions } from "../containers/tool.js";
+import { containerToolOptions } from "../containers/options.js";
 import { nextShutdownSignal } from "../lifecycle.js";
-import type { Logger } from "../log/index.js";
-import type { Config } from "../options/index.js";
-import { newApiKey, type Platform, WORKER_STOP_GRACE_MS } from "../platform/index.js";
-import { type CommandOption, type CommandSpec, LOG_LEVEL_OPTION, parseCommandArgs } from "./options.js";
+import { type Logger, openLogger } from "../log/index.js";
+import { type Env, logOutput, type Values } from "../options/index.js";
+import { type Platform, type PlatformOptions, WORKER_STOP_GRACE_MS } from "../platform/index.js";
+import { PLATFORM_OPTIONS } from "../platform/options.js";
 
-/** What dev and serve read from the command line, through the one config parser. */
-export interface LocalPlatformArgs {
-  config: Config;
-  host: string;
-  port: number;
-  apiKey: string;
-  keyGenerated: boolean;
-  positional: string[];
-}
+/** dev's and serve's table: the local platform's own options. */
+export const LOCAL_PLATFORM_OPTIONS = PLATFORM_OPTIONS;
 
-/** dev's and serve's table: `--host`/`--port` feed the local API server's (runpod-python's --rp_api_host/--rp_api_port). */
-export const LOCAL_PLATFORM_OPTIONS: readonly CommandOption[] = [
-  { flag: "--host", value: "HOST", help: "address to listen on (default 127.0.0.1)", config: "--api-host" },
-  { flag: "--port", value: "PORT", help: "port to listen on (default 8000)", config: "--api-port" },
-  {
-    flag: "--api-key",
-    value: "KEY",
-    help: "the platform's API key (env FLASH_API_KEY; generated when not given)",
-  },
-  LOG_LEVEL_OPTION,
-];
-
-/** Parses dev/serve's command line against the command's table. */
-export function parseLocalArgs(
-  spec: CommandSpec,
-  args: readonly string[],
-  env = process.env,
-): LocalPlatformArgs {
-  const { config, positional } = parseCommandArgs(spec, args, env);
-  const generated = config.localApiKey === undefined;
-  return {
-    config,
+/** The platform's settings from dev's or serve's options, and its logger. */
+export async function localPlatform(
+  options: Values<typeof PLATFORM_OPTIONS>,
+  env: Env = process.env,
+): Promise<{ settings: Omit<PlatformOptions, "endpoints">; log: Logger; keyGenerated: boolean }> {
+  const log = await openLogger(logOutput(options, env));
+  const settings = {
     // uvicorn's "localhost" is IPv4 loopback; binding it here avoids a second, IPv6 listener.
-    host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
-    port: config.apiPort,
-    apiKey: config.localApiKey ?? newApiKey(),
-    keyGenerated: generated,
-    positional,
+    host: options.host === "localhost" ? "127.0.0.1" : options.host,
+    port: options.port,
+    // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
+    apiKey: options.apiKey,
+    logger: log,
+    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
+    containers: containerToolOptions(options),
+    // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
+    workerInitTimeoutMs: options.initTimeout,
   };
+  return { settings, log, keyGenerated: options.apiKey === undefined };
 }
 
 /** The console's address with the key in the fragment: the page logs in from it and browsers never send it. */
 export function consoleUrl(platform: Platform): string {
   return `${platform.url}/#key=${encodeURIComponent(platform.apiKey)}`;
-}
-
-/** The container tool settings of the platform's deployed endpoints (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
-export function containerOptions(config: Config): ContainerToolOptions {
-  return {
-    ...(config.containerTool ? { tool: config.containerTool } : {}),
-    ...(config.containerStorage ? { storage: config.containerStorage } : {}),
-  };
 }
 
 /**

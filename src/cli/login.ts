@@ -1,28 +1,28 @@
 // `flash login`: an API key asked for or given, checked against the REST API, saved in ~/.runpod/config.toml.
 import { createInterface } from "node:readline";
 import { isFlashError } from "../errors.js";
-import { ConfigError } from "../options/index.js";
+import { addSecret } from "../log/index.js";
+import { ConfigError, toggle, apiKey as validApiKey } from "../options/index.js";
 import { saveApiKey } from "../project/credentials.js";
 import { apiErrorSentence } from "./deploy/errors.js";
 import { DEFAULT_API_URL, isApiError, RestClient } from "./deploy/rest-client.js";
 import { toolkitLogger } from "./log.js";
-import { type CommandSpec, fail, parseCommandArgs } from "./options.js";
+import { API_OPTIONS, type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "login",
   args: "",
   summary:
     "check an API key against the API and save it in ~/.runpod/config.toml (prompted for, or --api-key)",
-  options: [
-    { flag: "--api-key", value: "KEY", help: "the key to save (asked for when not given)" },
-    {
-      flag: "--api-url",
-      value: "URL",
+  options: {
+    apiKey: { ...API_OPTIONS.apiKey, help: "the key to save (asked for when not given)" },
+    apiUrl: {
+      ...API_OPTIONS.apiUrl,
       help: "the REST API that checks it (env RUNPOD_API_URL); given as a flag, saved as the default API too",
     },
-    { flag: "--no-verify", help: "save the key without checking it" },
-  ],
-};
+    noVerify: toggle(["--no-verify"], "save the key without checking it"),
+  },
+} satisfies CommandSpec;
 
 const consoleUrl = (env: Record<string, string | undefined>) =>
   (env.RUNPOD_CONSOLE_URL || env.CONSOLE_BASE_URL || "https://console.runpod.io").replace(/\/+$/, "");
@@ -49,28 +49,27 @@ function readLine(prompt: string): Promise<string | undefined> {
 
 /** `flash login [--api-key KEY]`: asks for the key (or takes it), checks its shape, saves it for the user only. */
 export async function run(args: string[]): Promise<number> {
-  // FLASH_API_KEY is the local platform's key: login saves only what it is given here.
-  const env = { ...process.env, FLASH_API_KEY: undefined };
+  const env = process.env;
   let key: string | undefined;
   let apiUrl = DEFAULT_API_URL;
   let verify = true;
   // Only a URL typed here is saved: RUNPOD_API_URL is already read by every command.
   let saveUrl: string | undefined;
   try {
-    const { config, positional } = parseCommandArgs(spec, args, env);
-    apiUrl = config.apiUrl ?? DEFAULT_API_URL;
-    const typed = parseCommandArgs(spec, args, { ...env, RUNPOD_API_URL: undefined }).config.apiUrl;
-    if (typed) saveUrl = typed.replace(/\/+$/, "").replace(/\/v2$/, "");
-    verify = !config.noVerify;
+    const { options, sources, positional } = parseCommandArgs(spec, args, env);
+    apiUrl = options.apiUrl ?? DEFAULT_API_URL;
+    if (options.apiUrl && sources.apiUrl === "flag") saveUrl = options.apiUrl.replace(/\/v2$/, "");
+    verify = !options.noVerify;
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
-    key = config.localApiKey;
+    key = options.apiKey;
     if (key === undefined) {
       process.stderr.write(
         `Create an API key in the console: ${consoleUrl(env)}/user/settings (Settings > API Keys, permission All).\n`,
       );
       const pasted = (await readLine("Paste the API key: "))?.trim();
       if (!pasted) return fail("No API key given; nothing saved.");
-      key = parseCommandArgs(spec, ["--api-key", pasted], env).config.localApiKey;
+      key = validApiKey(pasted, "the pasted key");
+      addSecret(key);
     }
   } catch (err) {
     return fail((err as Error).message);

@@ -2,26 +2,11 @@
 // The `flash` command: each subcommand lives in its own module, loaded on demand to keep start-up fast.
 import module from "node:module";
 import { VERSION } from "../version.js";
-import { type Command, commandHelp, commandsHelp } from "./options.js";
+import { COMMANDS } from "./commands.js";
+import { commandHelp, commandsHelp } from "./options.js";
 
 // Node ≥ 22.1 keeps compiled code on disk between runs: every later worker start is faster.
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-
-/** In the order `flash --help` lists them. */
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  run: () => import("./run.js"),
-  start: () => import("./start.js"),
-  dev: () => import("./dev.js"),
-  serve: () => import("./serve.js"),
-  login: () => import("./login.js"),
-  build: () => import("./build.js"),
-  deploy: () => import("./deploy.js"),
-  undeploy: () => import("./undeploy.js"),
-  endpoints: () => import("./endpoints.js"),
-  logs: () => import("./logs.js"),
-  doctor: () => import("./doctor.js"),
-  image: () => import("./image.js"),
-};
 
 const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || arg === "help";
 

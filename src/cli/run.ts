@@ -1,28 +1,25 @@
 // `flash run`: one job through the handler, whatever the environment says (the one-shot test): the result body
 // on stdout, the logs on stderr.
 import { findHandlerFile, loadApp } from "../app/load.js";
+import { WORKER_OPTIONS } from "../runtime/options.js";
 import { startApp } from "../runtime/start.js";
-import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
+import type { CommandSpec } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "run",
   args: "[file]",
   summary: "run one job through the handler locally and print the result",
-  options: [
-    {
-      flag: "--test-input",
-      value: "JSON",
+  // The worker reads these (runtime/options.ts); listed here for help, other flags go to the handler.
+  options: {
+    testInput: {
+      ...WORKER_OPTIONS.testInput,
       help: "the job to run (alias --test_input; default test_input.json)",
     },
-    {
-      flag: "--timeout",
-      value: "SECONDS",
-      help: "how long the job may run (default: the Endpoint's executionTimeoutMs, else 600)",
-    },
-    LOG_LEVEL_OPTION,
-  ],
+    timeout: WORKER_OPTIONS.timeout,
+    logLevel: WORKER_OPTIONS.logLevel,
+  },
   lenient: true,
-};
+} satisfies CommandSpec;
 
 /** `flash run <file> [--test-input JSON]`: the one-shot local test, whatever the environment says. */
 export async function run(args: string[]): Promise<number> {

@@ -1,32 +1,24 @@
 // `flash serve`: the local platform alone, for workers started elsewhere that point their env at it.
 
-import { openLogger } from "../log/index.js";
 import { ConfigError } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import {
-  closeOnSignal,
-  consoleUrl,
-  containerOptions,
-  LOCAL_PLATFORM_OPTIONS,
-  type LocalPlatformArgs,
-  parseLocalArgs,
-} from "./local-platform.js";
-import type { CommandSpec } from "./options.js";
+import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
+import { type CommandSpec, parseCommandArgs } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "serve",
   args: "[endpoint_id...]",
   summary: "the local platform alone: workers started elsewhere point their env at it",
   options: LOCAL_PLATFORM_OPTIONS,
-};
+} satisfies CommandSpec;
 
 const ENDPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** `flash serve [endpoint_id ...]`: the platform with these endpoints (default "local") and no workers of its own. */
 export async function run(args: string[]): Promise<number> {
-  let parsed: LocalPlatformArgs;
+  let parsed: ReturnType<typeof parseCommandArgs<typeof spec.options>>;
   try {
-    parsed = parseLocalArgs(spec, args);
+    parsed = parseCommandArgs(spec, args);
     const bad = parsed.positional.find((id) => !ENDPOINT_ID.test(id));
     if (bad) throw new ConfigError(`Invalid endpoint id "${bad}": letters, digits, "-" and "_", at most 64`);
   } catch (err) {
@@ -34,26 +26,14 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const ids = parsed.positional.length > 0 ? parsed.positional : ["local"];
-  const log = await openLogger({
-    level: parsed.config.logLevel,
-    json: parsed.config.logJson,
-    ...(parsed.config.logFormat ? { format: parsed.config.logFormat } : {}),
-  });
+  const { settings, log, keyGenerated } = await localPlatform(parsed.options);
   const platform = await startPlatform({
-    host: parsed.host,
-    port: parsed.port,
-    // Left to the platform when not chosen: it generates one, and refuses a non-loopback address without one.
-    ...(parsed.keyGenerated ? {} : { apiKey: parsed.apiKey }),
-    logger: log,
-    // Endpoints deployed to it through REST v2 (flash deploy --api-url) run their images with this tool.
-    containers: containerOptions(parsed.config),
-    // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
-    workerInitTimeoutMs: parsed.config.initTimeoutMs,
+    ...settings,
     endpoints: ids.map((id) => ({ id, name: id })),
   });
   const lines = [`flash serve: the local platform is at ${platform.url}`];
   lines.push(
-    `API key: ${platform.apiKey}${parsed.keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
+    `API key: ${platform.apiKey}${keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
   );
   lines.push(`Console: ${consoleUrl(platform)}`);
   for (const id of ids) {

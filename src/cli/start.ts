@@ -1,28 +1,24 @@
 // `flash start`: the images' entry; the environment picks queue worker, HTTP server or one-shot test.
 import { findHandlerFile, loadApp } from "../app/load.js";
+import { WORKER_OPTIONS } from "../runtime/options.js";
 import { startApp } from "../runtime/start.js";
-import { type CommandSpec, LOG_LEVEL_OPTION } from "./options.js";
+import type { CommandSpec } from "./options.js";
 
-export const spec: CommandSpec = {
+export const spec = {
   name: "start",
   args: "[file]",
   summary:
     "the production entry: the mode comes from the environment (queue worker, HTTP server or one-shot test)",
-  options: [
-    { flag: "--test-input", value: "JSON", help: "run this one job and exit (alias --test_input)" },
-    {
-      flag: "--serve-api",
-      help: "the local platform in this process with this worker (alias --rp_serve_api)",
-    },
-    { flag: "--api-port", value: "PORT", help: "its port (alias --rp_api_port; default 8000)" },
-    {
-      flag: "--serve-api-loopback",
-      help: "its worker on the worker protocol over loopback instead of in-process calls",
-    },
-    LOG_LEVEL_OPTION,
-  ],
+  // The worker reads these (runtime/options.ts); listed here for help, other flags go to the handler.
+  options: {
+    testInput: { ...WORKER_OPTIONS.testInput, help: "run this one job and exit (alias --test_input)" },
+    serveApi: WORKER_OPTIONS.serveApi,
+    apiPort: WORKER_OPTIONS.apiPort,
+    serveApiLoopback: WORKER_OPTIONS.serveApiLoopback,
+    logLevel: WORKER_OPTIONS.logLevel,
+  },
   lenient: true,
-};
+} satisfies CommandSpec;
 
 /** `flash start [file]`: what the images run; queue worker when RUNPOD_WEBHOOK_GET_JOB is set. */
 export async function run(args: string[]): Promise<number> {

@@ -9,14 +9,14 @@ import { jobLogBindings } from "../job/scope.js";
 import type { RawJob } from "../job/types.js";
 import type { Logger } from "../log/index.js";
 import { userStack } from "../log/stack.js";
-import type { Config } from "../options/index.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import { type JobSpan, tracing } from "../trace/index.js";
 import { runWarmUp } from "./cold-start.js";
+import type { WorkerConfig } from "./options.js";
 import { fitResult } from "./queue/large-output.js";
 
 /** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
-function readTestJob(config: Config, log: Logger): { job?: Record<string, unknown>; source?: string } {
+function readTestJob(config: WorkerConfig, log: Logger): { job?: Record<string, unknown>; source?: string } {
   let text: string | undefined;
   let source: string | undefined;
   if (config.testInput !== undefined) {
@@ -62,7 +62,7 @@ class Unfinished extends Error {}
  */
 export async function runOneShot(
   definition: HandlerDefinition,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   print: (text: string) => void,
 ): Promise<number> {

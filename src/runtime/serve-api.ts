@@ -4,8 +4,8 @@ import { isOpenAICompatible } from "../app/openai.js";
 import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
-import { type Config, parseConfig } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
+import { readProtocolConfig, type WorkerConfig } from "./options.js";
 import type { PlatformClient } from "./queue/client.js";
 import { inProcessClient } from "./queue/in-process-client.js";
 
@@ -21,11 +21,11 @@ const WORKER_ID = "local-worker";
  */
 export async function serveApi(
   app: HandlerDefinition,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   runWorker: (
     app: HandlerDefinition,
-    config: Config,
+    config: WorkerConfig,
     log: Logger,
     inProcess?: PlatformClient,
   ) => Promise<number>,
@@ -34,7 +34,7 @@ export async function serveApi(
     // uvicorn's "localhost" is IPv4 loopback.
     host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
     port: config.apiPort,
-    ...(config.localApiKey ? { apiKey: config.localApiKey } : {}),
+    ...(config.serveApiKey ? { apiKey: config.serveApiKey } : {}),
     logger: log,
     endpoints: [
       {
@@ -46,15 +46,17 @@ export async function serveApi(
     ],
     rootEndpoint: ENDPOINT_ID,
   });
-  const worker = parseConfig([], platform.workerEnv(ENDPOINT_ID, WORKER_ID)).config;
-  worker.logLevel = config.logLevel;
-  worker.logJson = config.logJson;
-  worker.logFormat = config.logFormat;
-  worker.gracePeriodMs = config.gracePeriodMs;
+  // This process's settings, with the protocol addresses the platform gives each of its workers; as for
+  // flash dev's workers, the cloud hosts' memory, disk and network thresholds do not apply on a laptop.
+  const worker: WorkerConfig = {
+    ...config,
+    platform: readProtocolConfig(platform.workerEnv(ENDPOINT_ID, WORKER_ID)),
+    fitness: { ...config.fitness, skipSystem: true },
+  };
   process.stdout.write(
     [
       `Local API server for this handler at ${platform.url}/v2/${ENDPOINT_ID}`,
-      `API key: ${platform.apiKey}${config.localApiKey ? "" : " (generated; pass --api-key to choose one)"}`,
+      `API key: ${platform.apiKey}${config.serveApiKey ? "" : " (generated; pass --api-key to choose one)"}`,
       `runpod-python's paths answer too: ${platform.url}/run, /runsync, /status/<id>, /stream/<id>${isLoopback(platform.host.replace(/^\[|\]$/g, "")) ? " (no key needed on loopback)" : ""}`,
       `Ready. Try: ${curlCommand(platform, ENDPOINT_ID, '{"input":{}}')}`,
       "",

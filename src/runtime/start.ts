@@ -6,10 +6,10 @@ import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
 import { flushLog, type Logger, openLogger } from "../log/index.js";
-import { type Config, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../options/index.js";
 import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
 import type { SupervisedServer } from "./model-server/supervise.js";
+import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig, type WorkerConfig } from "./options.js";
 import type { PlatformClient } from "./queue/client.js";
 
 export interface StartOptions {
@@ -30,7 +30,7 @@ let appImportedAt: number | undefined;
  */
 async function runQueueWorker(
   app: HandlerDefinition,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   inProcess?: PlatformClient,
 ): Promise<number> {
@@ -135,7 +135,7 @@ async function reportServerUnhealthy(client: PlatformClient, log: Logger, reason
 /** The one-shot test with the app's model server started, healthy, and stopped after; 1 if it never got healthy. */
 async function withServerRunning(
   app: App,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   run: () => Promise<number>,
 ): Promise<number> {
@@ -183,9 +183,9 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
     app = withRemoteFunctions(app);
   }
   const env = options.env ?? process.env;
-  let config: Config;
+  let config: WorkerConfig;
   try {
-    config = parseConfig(options.argv ?? process.argv.slice(2), env).config;
+    config = readWorkerConfig(options.argv ?? process.argv.slice(2), env).config;
   } catch (err) {
     if (isFlashError(err, "CONFIG_INVALID")) {
       process.stderr.write(`flash-worker: ${err.message}\n`);
@@ -226,7 +226,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
 /** Runs the app in its mode: a load-balanced endpoint, the in-process API, the one-shot test or the queue worker. */
 async function runMode(
   app: App,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   print: ((text: string) => void) | undefined,
 ): Promise<number> {

@@ -1,7 +1,7 @@
 import { defineHandler, type HandlerOptions } from "../../src/job/definition.js";
 import type { HandlerFn } from "../../src/job/types.js";
 import { createLogger } from "../../src/log/index.js";
-import { parseConfig } from "../../src/options/index.js";
+import { readWorkerConfig } from "../../src/runtime/options.js";
 import { type ClientOptions, createPlatformClient } from "../../src/runtime/queue/client.js";
 import { QueueWorker } from "../../src/runtime/queue/worker.js";
 import type { RecordingPlatform } from "./recording-platform.js";
@@ -26,7 +26,7 @@ export function startWorker(
   env: Record<string, string> = {},
   clientOptions: Partial<ClientOptions> = {},
 ): RunningWorker {
-  const { config } = parseConfig([], { ...platform.env(), LOG_LEVEL: "DEBUG", ...env });
+  const { config } = readWorkerConfig([], { ...platform.env(), LOG_LEVEL: "DEBUG", ...env });
   const lines: string[] = [];
   const log = createLogger({
     level: "DEBUG",

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GpuFacts } from "../../src/gpu/facts.js";
 import { createLogger } from "../../src/log/index.js";
-import { ConfigError, parseConfig } from "../../src/options/index.js";
+import { ConfigError } from "../../src/options/index.js";
 import { registeredChecks, registerFitnessCheck } from "../../src/runtime/fitness/registry.js";
 import { runChecks } from "../../src/runtime/fitness/run.js";
 import { runStartupChecks } from "../../src/runtime/fitness/startup.js";
@@ -16,10 +16,11 @@ import {
   memoryCheck,
   networkCheck,
 } from "../../src/runtime/fitness/system.js";
+import { readWorkerConfig } from "../../src/runtime/options.js";
 import { platformUrls } from "../../src/runtime/queue/urls.js";
 
 const GIB = 1024 ** 3;
-const fitness = (env: Record<string, string> = {}) => parseConfig([], env).config.fitness;
+const fitness = (env: Record<string, string> = {}) => readWorkerConfig([], env).config.fitness;
 const NO_GPU: GpuFacts = { state: "none", reason: "no NVIDIA driver on this host" };
 const H200: GpuFacts = {
   state: "ok",

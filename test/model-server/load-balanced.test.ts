@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/app/endpoint.js";
 import { server } from "../../src/app/model-server/declare.js";
 import { createLogger } from "../../src/log/index.js";
-import { parseConfig } from "../../src/options/index.js";
 import { serveEndpoint } from "../../src/runtime/lb/serve.js";
+import { readWorkerConfig } from "../../src/runtime/options.js";
 import { eventually } from "../platform/helpers.js";
 import { type Flash, flash, freePort, ROOT } from "../process.js";
 
@@ -43,7 +43,10 @@ async function serve(
   declare?.(api);
   const lines: string[] = [];
   const log = createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } });
-  const { config } = parseConfig(["--port", "0", "--host", "127.0.0.1", "--grace-period", "5"], workerEnv);
+  const { config } = readWorkerConfig(
+    ["--port", "0", "--host", "127.0.0.1", "--grace-period", "5"],
+    workerEnv,
+  );
   let stop: (reason: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => {
     stop = resolve;

@@ -9,10 +9,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type ModelServer, server } from "../../src/app/model-server/declare.js";
 import { openaiPassthrough } from "../../src/app/model-server/openai.js";
 import { createLogger, type Logger } from "../../src/log/index.js";
-import { parseConfig } from "../../src/options/index.js";
 import { waitUntilHealthy } from "../../src/runtime/model-server/health.js";
 import { ServerProcess } from "../../src/runtime/model-server/process.js";
 import { startServer } from "../../src/runtime/model-server/supervise.js";
+import { readWorkerConfig } from "../../src/runtime/options.js";
 import { eventually } from "../platform/helpers.js";
 import { ROOT } from "../process.js";
 
@@ -138,7 +138,7 @@ describe("startServer", () => {
     const lines: string[] = [];
     try {
       const model = server({ command: "echo should-not-run", port, name: "late" });
-      await expect(startServer(model, parseConfig([], {}).config, logger(lines))).rejects.toMatchObject({
+      await expect(startServer(model, readWorkerConfig([], {}).config, logger(lines))).rejects.toMatchObject({
         code: "SERVER_START_FAILED",
         message: `Model server 'late' cannot start: port ${port} on 127.0.0.1 is already in use (another worker's server, or one left running); give each worker's server a port of its own`,
       });
@@ -160,7 +160,7 @@ describe("startServer", () => {
     const lines: string[] = [];
     const supervised = await startServer(
       model,
-      parseConfig([], { RUNPOD_INIT_TIMEOUT: "1" }).config,
+      readWorkerConfig([], { RUNPOD_INIT_TIMEOUT: "1" }).config,
       logger(lines),
     );
     started.push(supervised.process);

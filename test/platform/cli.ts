@@ -1,6 +1,7 @@
 // Runs `flash dev` / `flash serve` as a user would, in a child process, and reads what it prints.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { FLASH } from "../process.js";
 import { eventually, type JobJson } from "./helpers.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -29,7 +30,7 @@ export async function startFlash(
   args: string[],
   options: { detached?: boolean } = {},
 ): Promise<FlashProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", command, ...args], {
+  const child = spawn(process.execPath, [FLASH, command, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "INFO", FORCE_COLOR: "0" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,6 +5,7 @@ import { createLogger } from "../../src/log/index.js";
 import { ENDPOINT_DEFAULTS } from "../../src/platform/state/endpoint.js";
 import { DEFAULT_RETENTION, DEFAULT_TTL_MS } from "../../src/platform/state/jobs.js";
 import { Scheduler } from "../../src/platform/state/scheduler.js";
+import { FLASH } from "../process.js";
 import { eventually, type JobJson, startTestPlatform, type TestPlatform } from "./helpers.js";
 
 const TIMEOUT = 60_000;
@@ -91,14 +92,7 @@ describe("policy on the wire", () => {
   it(
     "a lowPriority job starts no worker; it runs once another job brings one",
     async () => {
-      const worker = [
-        process.execPath,
-        "--import",
-        "tsx",
-        "src/cli/main.ts",
-        "start",
-        "examples/echo/handler.ts",
-      ];
+      const worker = [process.execPath, FLASH, "start", "examples/echo/handler.ts"];
       t = await startTestPlatform({
         endpoints: [{ id: "lazy", command: worker, cwd: process.cwd(), workers: [0, 1] }],
       });

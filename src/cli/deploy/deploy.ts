@@ -3,6 +3,7 @@
 
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { ContainerToolOptions } from "../../containers/tool.js";
 import { findContainerTool } from "../../containers/tool.js";
 import { FlashError } from "../../errors.js";
 import { addSecret, type Logger } from "../../log/index.js";
@@ -33,8 +34,8 @@ export interface DeployOptions {
   tlsVerify?: boolean;
   /** Create or reuse a registry credential on the platform from the local auth files. */
   registryAuth: boolean;
-  containerTool?: "buildah" | "podman" | "docker";
-  containerStorage?: string;
+  /** The container tool to build and push with (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
+  containers?: ContainerToolOptions;
   log: Logger;
   /** One line of progress for the user (stdout). */
   say(line: string): void;
@@ -74,7 +75,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     target: WORKER_PLATFORM,
     // A project Dockerfile installs the app's dependencies itself: the artifact's install would go unused.
     installDependencies: !existsSync(join(options.root, "Dockerfile")),
-    ...(options.nodeVersion === undefined ? {} : { nodeVersion: options.nodeVersion }),
+    nodeVersion: options.nodeVersion,
     log: log.child({ subject: "build" }),
   });
   const { manifest } = built;
@@ -111,14 +112,11 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     const body = wanted.get(endpoint.name)!;
     const current = same[0];
     // Checked now (type and compute family cannot change), before anything is built or sent.
-    const patch = current ? updateRequest(current, body) : undefined;
-    return { endpoint, body, current, patch };
+    if (current) updateRequest(current, body);
+    return { endpoint, body, current };
   });
 
-  const tool = findContainerTool({
-    ...(options.containerTool ? { tool: options.containerTool } : {}),
-    ...(options.containerStorage ? { storage: options.containerStorage } : {}),
-  });
+  const tool = findContainerTool(options.containers);
   const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
   const image = await buildAndPush({
     tool,
@@ -127,9 +125,9 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     image: options.image,
     entry: manifest.endpoints[0]?.file ?? "handler.ts",
     kind,
-    ...(options.baseImage ? { baseImage: options.baseImage } : {}),
-    ...(options.nodeBaseImage ? { nodeBaseImage: options.nodeBaseImage } : {}),
-    ...(options.tlsVerify === undefined ? {} : { tlsVerify: options.tlsVerify }),
+    baseImage: options.baseImage,
+    nodeBaseImage: options.nodeBaseImage,
+    tlsVerify: options.tlsVerify,
     log: log.child({ subject: "image" }),
   });
   say(

@@ -2,7 +2,7 @@
 
 import { FlashError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
-import { readFilesConfig } from "../../options/index.js";
+import { readFilesConfig } from "../options.js";
 
 /** An S3-compatible bucket and the credentials to write to it. */
 export interface BucketTarget {

@@ -12,9 +12,9 @@ import { pipeline } from "node:stream/promises";
 import type { Agent, buildConnector } from "undici";
 import { FlashError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
-import { readFilesConfig } from "../../options/index.js";
 import { tracing } from "../../trace/index.js";
 import { VERSION } from "../../version.js";
+import { readFilesConfig } from "../options.js";
 import { type AddressPolicy, ANY_ADDRESS, PUBLIC_ONLY } from "./address.js";
 
 export interface DownloadOptions {

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { FlashError } from "../../errors.js";
-import { readFilesConfig } from "../../options/index.js";
+import { readFilesConfig } from "../options.js";
 
 /** A cached model that is not there, or a model id that cannot name one. */
 export class CachedModelError extends FlashError {

@@ -6,7 +6,7 @@ import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import { FlashError } from "../../errors.js";
 import type { GpuFacts } from "../../gpu/facts.js";
-import type { FitnessConfig } from "../../options/index.js";
+import type { FitnessConfig } from "../options.js";
 import type { FitnessCheck } from "./registry.js";
 
 const GIB = 1024 ** 3;

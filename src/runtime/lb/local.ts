@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import type { Logger } from "../../log/index.js";
-import type { Config } from "../../options/index.js";
+import type { WorkerConfig } from "../options.js";
 import { createRouteServer } from "./server.js";
 
 /** One request of a load-balanced test input. */
@@ -40,7 +40,7 @@ export function parseTestRequests(parsed: unknown): TestRequest[] | string {
   return list;
 }
 
-function readTestInput(config: Config): { text: string; source: string } | string {
+function readTestInput(config: WorkerConfig): { text: string; source: string } | string {
   if (config.testInput !== undefined) return { text: config.testInput, source: "--test_input" };
   const candidates = [resolve("test_input.json")];
   if (config.file) candidates.push(join(dirname(resolve(config.file)), "test_input.json"));
@@ -57,7 +57,7 @@ function readTestInput(config: Config): { text: string; source: string } | strin
  */
 export async function runLocalRequests(
   endpoint: Endpoint,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   print: (text: string) => void,
 ): Promise<number> {

@@ -6,8 +6,8 @@ import { isEndpointConfigError } from "../../app/settings.js";
 import { isFlashError } from "../../errors.js";
 import { nextShutdownSignal, onShutdownSignal } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
-import type { Config } from "../../options/index.js";
 import type { SupervisedServer } from "../model-server/supervise.js";
+import type { WorkerConfig } from "../options.js";
 import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
 import { createRouteServer } from "./server.js";
 import { addSocketRoutes } from "./sockets.js";
@@ -23,7 +23,7 @@ export interface ServeOptions {
  */
 export async function serveEndpoint(
   endpoint: Endpoint,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
   options: ServeOptions = {},
 ): Promise<number> {

@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { ServerExitedError, ServerStartError } from "../../app/model-server/errors.js";
 import type { Logger } from "../../log/index.js";
-import type { Config } from "../../options/index.js";
+import type { WorkerConfig } from "../options.js";
 import { type Health, waitUntilHealthy } from "./health.js";
 import { ServerProcess } from "./process.js";
 
@@ -40,7 +40,7 @@ function portTaken(port: number): Promise<boolean> {
  */
 export async function startServer(
   server: ModelServer,
-  config: Config,
+  config: WorkerConfig,
   log: Logger,
 ): Promise<SupervisedServer> {
   const { settings } = server;

@@ -18,9 +18,9 @@ import {
 import { transportFor, type WireAnswer } from "../../http/wire.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import type { Logger } from "../../log/index.js";
-import type { PlatformConfig } from "../../options/index.js";
 import { tracing } from "../../trace/index.js";
 import { VERSION } from "../../version.js";
+import type { ProtocolConfig } from "../options.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
 /** The platform answered 429: wait before asking again (docs/protocol.md §3.2). */
@@ -86,7 +86,7 @@ export interface PlatformClient {
 }
 
 export interface ClientOptions {
-  platform: PlatformConfig;
+  platform: ProtocolConfig;
   log: Logger;
   fetch?: typeof fetch;
   /** Result and stream posts (DELIVERY_RETRY: no count, bounded by the caller's DeliveryBound). */

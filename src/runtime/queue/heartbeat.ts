@@ -1,7 +1,7 @@
 // The heartbeat: pings with the in-flight job ids from its own thread, so a busy handler cannot stop them.
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../../log/index.js";
-import type { Config } from "../../options/index.js";
+import type { WorkerConfig } from "../options.js";
 import { JobBoard } from "./job-board.js";
 import type { JobIdsListener } from "./worker.js";
 
@@ -10,7 +10,7 @@ export const PING_INTERVAL_FLOOR_MS = 100;
 
 /** What the heartbeat thread is started with. */
 export interface HeartbeatData {
-  config: Config;
+  config: WorkerConfig;
   intervalMs: number;
   /** The in-flight job ids, shared memory (JobBoard). */
   board: SharedArrayBuffer;
@@ -27,7 +27,7 @@ export interface Heartbeat extends JobIdsListener {
  * Starts the heartbeat on its own thread, so pings go on while a handler blocks the main event loop
  * (runpod-python PR #425 moved its ping to a separate process for the same reason).
  */
-export function startHeartbeat(config: Config, log: Logger): Heartbeat | undefined {
+export function startHeartbeat(config: WorkerConfig, log: Logger): Heartbeat | undefined {
   const { platform } = config;
   if (!platform.pingUrl || !platform.apiKey || !platform.workerIdFromEnv) {
     const missing = [

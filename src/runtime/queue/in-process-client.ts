@@ -2,7 +2,6 @@
 import { STATUS_CODES } from "node:http";
 import { isFlashError } from "../../errors.js";
 import type { RawJob } from "../../job/types.js";
-import type { PlatformConfig } from "../../options/index.js";
 import {
   bodyTooLarge,
   type HttpError,
@@ -11,6 +10,7 @@ import {
   takenJob,
   type WorkerCalls,
 } from "../../platform/index.js";
+import type { ProtocolConfig } from "../options.js";
 import { type PlatformClient, PlatformHttpError } from "./client.js";
 import { platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
 
@@ -19,7 +19,7 @@ import { platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
  * with the platform's size limits, so the handler and the platform see exactly what the wire would carry
  * (a copy, not shared objects) and refusals reach the worker as the same PlatformHttpError.
  */
-export function inProcessClient(calls: WorkerCalls, platform: PlatformConfig): PlatformClient {
+export function inProcessClient(calls: WorkerCalls, platform: ProtocolConfig): PlatformClient {
   const urls = platformUrls(platform);
 
   /** What the HTTP route would have answered, as the error the HTTP client throws for it. */

@@ -1,5 +1,5 @@
 // The platform URLs a worker calls, built from the RUNPOD_WEBHOOK_* templates.
-import type { PlatformConfig } from "../../options/index.js";
+import type { ProtocolConfig } from "../options.js";
 
 /**
  * Appends query parameters without re-encoding the template's own query (which the platform wrote),
@@ -31,7 +31,7 @@ export interface PlatformUrls {
   unhealthy(check: string, reason: string, version: string): string | undefined;
 }
 
-export function platformUrls(platform: PlatformConfig): PlatformUrls {
+export function platformUrls(platform: ProtocolConfig): PlatformUrls {
   // job-take substitutes only $ID; the others substitute $RUNPOD_POD_ID, then $ID per job (docs/protocol.md §2.1, §12.5).
   const takeUrl = (platform.getJobUrl ?? "").replaceAll("$ID", platform.workerId);
   const doneTemplate = platform.postOutputUrl.replaceAll("$RUNPOD_POD_ID", platform.workerId);

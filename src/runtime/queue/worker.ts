@@ -7,8 +7,8 @@ import { executeJob } from "../../job/execute.js";
 import { jobLogBindings } from "../../job/scope.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import { describeError, type Logger } from "../../log/index.js";
-import type { Config } from "../../options/index.js";
 import { type JobSpan, tracing } from "../../trace/index.js";
+import type { WorkerConfig } from "../options.js";
 import {
   type DeliveryBound,
   type PlatformClient,
@@ -38,7 +38,7 @@ export interface JobIdsListener {
 
 export interface WorkerOptions {
   definition: HandlerDefinition;
-  config: Config;
+  config: WorkerConfig;
   client: PlatformClient;
   log: Logger;
   heartbeat?: JobIdsListener;

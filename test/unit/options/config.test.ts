@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_INIT_TIMEOUT_MS, parseConfig } from "../../../src/options/index.js";
+import { ConfigError } from "../../../src/options/index.js";
+import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig } from "../../../src/runtime/options.js";
 
 describe("parseConfig: flag > env > default", () => {
   it("defaults", () => {
-    const { config, rest } = parseConfig([], {});
+    const { config, rest } = readWorkerConfig([], {});
     expect(config).toMatchObject({
       logLevel: "INFO",
       logJson: false,
@@ -17,7 +18,7 @@ describe("parseConfig: flag > env > default", () => {
       healthPath: "/ping",
     });
     expect(config.healthPort).toBeUndefined();
-    expect(parseConfig([], { PORT_HEALTH: "8081", HEALTH_CHECK_PATH: "/health" }).config).toMatchObject({
+    expect(readWorkerConfig([], { PORT_HEALTH: "8081", HEALTH_CHECK_PATH: "/health" }).config).toMatchObject({
       healthPort: 8081,
       healthPath: "/health",
     });
@@ -44,12 +45,12 @@ describe("parseConfig: flag > env > default", () => {
   });
 
   it("RUNPOD_INIT_TIMEOUT is in seconds, kept in ms", () => {
-    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "800" }).config.initTimeoutMs).toBe(800_000);
-    expect(parseConfig([], { RUNPOD_INIT_TIMEOUT: "0.5" }).config.initTimeoutMs).toBe(500);
+    expect(readWorkerConfig([], { RUNPOD_INIT_TIMEOUT: "800" }).config.initTimeoutMs).toBe(800_000);
+    expect(readWorkerConfig([], { RUNPOD_INIT_TIMEOUT: "0.5" }).config.initTimeoutMs).toBe(500);
   });
 
   it("the file helpers' variables (rp_download, rp_upload)", () => {
-    const { config } = parseConfig([], {
+    const { config } = readWorkerConfig([], {
       RUNPOD_MAX_DOWNLOAD_BYTES: "1048576",
       RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "yes",
       BUCKET_ENDPOINT_URL: "http://127.0.0.1:9000/renders/",
@@ -66,7 +67,7 @@ describe("parseConfig: flag > env > default", () => {
   });
 
   it("accepts runpod-python spellings and kebab-case, with space or =", () => {
-    const a = parseConfig(
+    const a = readWorkerConfig(
       [
         "--rp_log_level",
         "debug",
@@ -79,7 +80,7 @@ describe("parseConfig: flag > env > default", () => {
       ],
       {},
     ).config;
-    const b = parseConfig(
+    const b = readWorkerConfig(
       ["--log-level=DEBUG", "--serve-api", "--api-port", "9000", "--api-host=0.0.0.0", "--test-input={}"],
       {},
     ).config;
@@ -95,23 +96,23 @@ describe("parseConfig: flag > env > default", () => {
   });
 
   it("a flag beats the environment, which beats the default", () => {
-    expect(parseConfig(["--log-level", "ERROR"], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("ERROR");
-    expect(parseConfig([], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("DEBUG");
-    expect(parseConfig([], { RUNPOD_LOG_LEVEL: "warn" }).config.logLevel).toBe("WARN");
-    expect(parseConfig([], { RUNPOD_DEBUG_LEVEL: "error" }).config.logLevel).toBe("ERROR");
-    expect(parseConfig([], { LOG_LEVEL: "WARNING", RUNPOD_LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("WARN");
+    expect(readWorkerConfig(["--log-level", "ERROR"], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("ERROR");
+    expect(readWorkerConfig([], { LOG_LEVEL: "DEBUG" }).config.logLevel).toBe("DEBUG");
+    expect(readWorkerConfig([], { RUNPOD_LOG_LEVEL: "warn" }).config.logLevel).toBe("WARN");
+    expect(readWorkerConfig([], { RUNPOD_DEBUG_LEVEL: "error" }).config.logLevel).toBe("ERROR");
+    expect(readWorkerConfig([], { LOG_LEVEL: "WARNING", RUNPOD_LOG_LEVEL: "DEBUG" }).config.logLevel).toBe(
+      "WARN",
+    );
   });
 
   it("leaves unknown flags and positionals for the user", () => {
-    expect(parseConfig(["handler.ts", "--model", "x", "--rp_log_level", "INFO"], {}).rest).toStrictEqual([
-      "handler.ts",
-      "--model",
-      "x",
-    ]);
+    expect(readWorkerConfig(["handler.ts", "--model", "x", "--rp_log_level", "INFO"], {}).rest).toStrictEqual(
+      ["handler.ts", "--model", "x"],
+    );
   });
 
   it("reads the platform env vars (docs/protocol.md §2)", () => {
-    const { platform } = parseConfig([], {
+    const { platform } = readWorkerConfig([], {
       RUNPOD_WEBHOOK_GET_JOB: "http://p/job-take/$ID?gpu=X",
       RUNPOD_WEBHOOK_POST_OUTPUT: "http://p/done",
       RUNPOD_WEBHOOK_POST_STREAM: "http://p/stream",
@@ -134,22 +135,22 @@ describe("parseConfig: flag > env > default", () => {
       apiKey: "key",
       endpointId: "ep",
     });
-    expect(parseConfig([], { RUNPOD_ENDPOINT_ID: "ep" }).config.logJson).toBe(true);
+    expect(readWorkerConfig([], { RUNPOD_ENDPOINT_ID: "ep" }).config.logJson).toBe(true);
   });
 
   it("LOG_FORMAT: text or json, any case; an explicit format replaces the platform's JSON lines", () => {
-    expect(parseConfig([], {}).config.logFormat).toBeUndefined();
-    expect(parseConfig([], { LOG_FORMAT: "JSON" }).config).toMatchObject({
+    expect(readWorkerConfig([], {}).config.logFormat).toBeUndefined();
+    expect(readWorkerConfig([], { LOG_FORMAT: "JSON" }).config).toMatchObject({
       logFormat: "json",
       logJson: false,
     });
-    expect(parseConfig(["--log-format", "text"], { LOG_FORMAT: "json" }).config.logFormat).toBe("text");
+    expect(readWorkerConfig(["--log-format", "text"], { LOG_FORMAT: "json" }).config.logFormat).toBe("text");
     const platform = { RUNPOD_ENDPOINT_ID: "ep" };
-    expect(parseConfig([], { ...platform, LOG_FORMAT: "json" }).config).toMatchObject({
+    expect(readWorkerConfig([], { ...platform, LOG_FORMAT: "json" }).config).toMatchObject({
       logFormat: "json",
       logJson: false,
     });
-    expect(parseConfig([], { ...platform, LOG_FORMAT: "text" }).config.logJson).toBe(false);
+    expect(readWorkerConfig([], { ...platform, LOG_FORMAT: "text" }).config.logJson).toBe(false);
   });
 
   const bad: Array<[string[], Record<string, string>, string]> = [
@@ -198,8 +199,8 @@ describe("parseConfig: flag > env > default", () => {
   ];
   for (const [argv, env, message] of bad) {
     it(`rejects ${JSON.stringify(argv)} ${JSON.stringify(env)} with a ConfigError`, () => {
-      expect(() => parseConfig(argv, env)).toThrow(ConfigError);
-      expect(() => parseConfig(argv, env)).toThrow(message);
+      expect(() => readWorkerConfig(argv, env)).toThrow(ConfigError);
+      expect(() => readWorkerConfig(argv, env)).toThrow(message);
     });
   }
 });

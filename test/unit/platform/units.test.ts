@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { endpointIdFor } from "../../../src/app/load.js";
 import { spec as dev } from "../../../src/cli/dev.js";
-import { parseLocalArgs } from "../../../src/cli/local-platform.js";
+import { localPlatform } from "../../../src/cli/local-platform.js";
+import { parseCommandArgs } from "../../../src/cli/options.js";
 import { createLogger } from "../../../src/log/index.js";
 import { ConfigError } from "../../../src/options/index.js";
 import type { Platform } from "../../../src/platform/index.js";
@@ -50,19 +51,15 @@ describe("flash dev arguments", () => {
     expect(endpointIdFor("/x/src/index.js")).toBe("src");
   });
 
-  it("defaults to 127.0.0.1:8000 with a generated key", () => {
-    const args = parseLocalArgs(dev, ["handler.ts"], {});
-    expect(args).toMatchObject({
-      host: "127.0.0.1",
-      port: 8000,
-      keyGenerated: true,
-      positional: ["handler.ts"],
-    });
-    expect(args.apiKey).toMatch(/^flash_/);
+  it("defaults to 127.0.0.1:8000, the key left to the platform to generate", async () => {
+    const { options, positional } = parseCommandArgs(dev, ["handler.ts"], {});
+    const { settings, keyGenerated } = await localPlatform(options, {});
+    expect(settings).toMatchObject({ host: "127.0.0.1", port: 8000, apiKey: undefined });
+    expect([keyGenerated, positional]).toEqual([true, ["handler.ts"]]);
   });
 
-  it("reads --host, --port, --api-key and --workers, flags over the environment", () => {
-    const args = parseLocalArgs(
+  it("reads --host, --port, --api-key and --workers, flags over the environment", async () => {
+    const { options } = parseCommandArgs(
       dev,
       ["h.ts", "--host=0.0.0.0", "--port", "9000", "--api-key", "k1", "--workers", "2,5"],
       {
@@ -71,17 +68,20 @@ describe("flash dev arguments", () => {
         PORT: "1234",
       },
     );
-    expect(args).toMatchObject({ host: "0.0.0.0", port: 9000, apiKey: "k1", keyGenerated: false });
-    expect(args.config.localWorkers).toEqual([2, 5]);
+    const { settings, keyGenerated } = await localPlatform(options, {});
+    expect(settings).toMatchObject({ host: "0.0.0.0", port: 9000, apiKey: "k1" });
+    expect(keyGenerated).toBe(false);
+    expect(options.workers).toEqual([2, 5]);
+    expect(parseCommandArgs(dev, [], { FLASH_API_KEY: "from-env" }).options.apiKey).toBe("from-env");
     // n means [0, n], as an Endpoint's `workers: n` does.
-    expect(parseLocalArgs(dev, [], { FLASH_WORKERS: "3" }).config.localWorkers).toEqual([0, 3]);
+    expect(parseCommandArgs(dev, [], { FLASH_WORKERS: "3" }).options.workers).toEqual([0, 3]);
   });
 
   it("refuses bad values with a ConfigError naming the flag", () => {
-    expect(() => parseLocalArgs(dev, ["--workers", "3,1"], {})).toThrow(ConfigError);
-    expect(() => parseLocalArgs(dev, ["--workers", "0,0"], {})).toThrow(/--workers/);
-    expect(() => parseLocalArgs(dev, ["--port", "70000"], {})).toThrow(ConfigError);
-    expect(() => parseLocalArgs(dev, ["--nope"], {})).toThrow("Unknown option --nope");
+    expect(() => parseCommandArgs(dev, ["--workers", "3,1"], {})).toThrow(ConfigError);
+    expect(() => parseCommandArgs(dev, ["--workers", "0,0"], {})).toThrow(/--workers/);
+    expect(() => parseCommandArgs(dev, ["--port", "70000"], {})).toThrow(ConfigError);
+    expect(() => parseCommandArgs(dev, ["--nope"], {})).toThrow("Unknown option --nope");
   });
 
   it("prints a curl call that survives shell quoting", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { PlatformConfig } from "../../../../src/options/index.js";
+import type { ProtocolConfig } from "../../../../src/runtime/options.js";
 import { appendQuery, platformUrls } from "../../../../src/runtime/queue/urls.js";
 
-const platform = (over: Partial<PlatformConfig> = {}): PlatformConfig => ({
+const platform = (over: Partial<ProtocolConfig> = {}): ProtocolConfig => ({
   getJobUrl: "https://api.runpod.ai/v2/EP/job-take/$ID?gpu=X",
   postOutputUrl: "https://api.runpod.ai/v2/EP/job-done/$RUNPOD_POD_ID/$ID?gpu=X",
   postStreamUrl: "https://api.runpod.ai/v2/EP/job-stream/$RUNPOD_POD_ID/$ID?gpu=X",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { defineHandler, type HandlerOptions } from "../../../../src/job/definition.js";
 import type { HandlerFn, JobResult, RawJob } from "../../../../src/job/types.js";
 import { createLogger } from "../../../../src/log/index.js";
-import { parseConfig } from "../../../../src/options/index.js";
+import { readWorkerConfig } from "../../../../src/runtime/options.js";
 import {
   type PlatformClient,
   PlatformHttpError,
@@ -38,7 +38,7 @@ class MemoryPlatform implements PlatformClient {
   private waiters: Array<() => void> = [];
   private onPost: Array<() => void> = [];
 
-  constructor(config: ReturnType<typeof parseConfig>["config"]) {
+  constructor(config: ReturnType<typeof readWorkerConfig>["config"]) {
     this.urls = platformUrls(config.platform);
   }
 
@@ -112,7 +112,7 @@ class MemoryPlatform implements PlatformClient {
 }
 
 function setup(fn: HandlerFn, options: HandlerOptions = {}, env: Record<string, string> = {}) {
-  const { config } = parseConfig([], { ...ENV, ...env });
+  const { config } = readWorkerConfig([], { ...ENV, ...env });
   const lines: string[] = [];
   const log = createLogger({
     level: "DEBUG",
