@@ -50,13 +50,11 @@ export async function describeApp(file: string): Promise<DevApp> {
   const settings = settingsOf(app);
   return {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
-    ...(settings?.name ? { name: settings.name } : {}),
+    name: settings?.name,
     routes: app.kind === "endpoint" ? app.routes.map(({ method, path }) => ({ method, path })) : [],
-    ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openaiCompatible: true } : {}),
-    ...(settings ? { workers: [settings.workers[0], Math.max(1, settings.workers[1])] } : {}),
-    ...(settings && settings.executionTimeoutMs > 0
-      ? { executionTimeoutMs: settings.executionTimeoutMs }
-      : {}),
+    openaiCompatible: app.kind === "handler" && isOpenAICompatible(app.fn),
+    workers: settings ? [settings.workers[0], Math.max(1, settings.workers[1])] : undefined,
+    executionTimeoutMs: settings && settings.executionTimeoutMs > 0 ? settings.executionTimeoutMs : undefined,
   };
 }
 

@@ -103,9 +103,9 @@ export async function run(args: string[]): Promise<number> {
       // --workers, else the Endpoint's declared range, else one worker kept warm and up to three.
       workers: options.workers ?? app.workers ?? DEV_WORKERS,
       cwd: process.cwd(),
-      ...(app.executionTimeoutMs ? { executionTimeoutMs: app.executionTimeoutMs } : {}),
-      ...(app.openaiCompatible ? { openaiCompatible: true } : {}),
-      ...(app.loadBalanced ? { routes: app.routes } : {}),
+      executionTimeoutMs: app.executionTimeoutMs,
+      openaiCompatible: app.openaiCompatible,
+      routes: app.loadBalanced ? app.routes : undefined,
     };
     apps.push({ file, id, app, endpoint });
   }

@@ -177,7 +177,7 @@ async function base(args: string[]): Promise<number> {
       tool: t,
       kind,
       show,
-      ...(nodeBase ? { nodeBaseImage: nodeBase } : {}),
+      nodeBaseImage: nodeBase,
     });
     show(`✓ ${image} (FROM flash-worker:${kind} in your Dockerfile)`);
   }

@@ -634,8 +634,8 @@ export class EndpointClient {
       this.options.apiKey ??
       resolveApiKey({
         env: this.env,
-        ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
-        ...(this.options.home ? { home: this.options.home } : {}),
+        cwd: this.options.cwd,
+        home: this.options.home,
         log: this.log,
       }).key;
     return this.key;

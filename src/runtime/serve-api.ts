@@ -34,7 +34,7 @@ export async function serveApi(
     // uvicorn's "localhost" is IPv4 loopback.
     host: config.apiHost === "localhost" ? "127.0.0.1" : config.apiHost,
     port: config.apiPort,
-    ...(config.serveApiKey ? { apiKey: config.serveApiKey } : {}),
+    apiKey: config.serveApiKey,
     logger: log,
     endpoints: [
       {

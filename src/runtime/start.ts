@@ -202,8 +202,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   const log = await openLogger({
     level: config.logLevel,
     json: config.logJson,
-    ...(config.logFormat ? { format: config.logFormat } : {}),
-    ...(oneShot ? { destination: process.stderr } : {}),
+    format: config.logFormat,
+    destination: oneShot ? process.stderr : undefined,
   });
   // Stray errors are logged and survived in every mode, the one-shot test included.
   guardProcess(log.child({ subject: "flash-worker" }));

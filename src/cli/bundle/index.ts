@@ -101,8 +101,8 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
       ? undefined
       : await installDependencies(root, workDir, specs, {
           target: options.target ?? WORKER_PLATFORM,
-          ...(log ? { log } : {}),
-          ...(options.npm ? { npm: options.npm } : {}),
+          log,
+          npm: options.npm,
         });
   const packages = installed ? shippedPackages(root, installed) : {};
 

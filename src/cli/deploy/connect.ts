@@ -36,8 +36,8 @@ export function connectApi(options: ConnectOptions): RestClient {
     options.apiKey ??
     resolveApiKey({
       log: options.log,
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-      ...(options.env ? { env: options.env } : {}),
+      cwd: options.cwd,
+      env: options.env,
     }).key;
   addSecret(apiKey);
   const { url, from } = resolveApiUrl(options);

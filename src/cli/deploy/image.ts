@@ -278,7 +278,7 @@ async function ensureRuntimeImage(
     tool,
     kind,
     show,
-    ...(options.nodeBaseImage ? { nodeBaseImage: options.nodeBaseImage } : {}),
+    nodeBaseImage: options.nodeBaseImage,
   });
 }
 

@@ -14,7 +14,7 @@ const log = (
   await openLogger({
     level: config.logLevel,
     json: config.logJson,
-    ...(config.logFormat ? { format: config.logFormat } : {}),
+    format: config.logFormat,
     destination: {
       write: (line: string) => {
         try {
