@@ -1,6 +1,6 @@
 // `flash endpoints`: the account's serverless endpoints and their workers, as a table.
 
-import { ConfigError } from "../options/index.js";
+import { ConfigError, toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
 import { formatEndpoints, listEndpointsWithWorkers } from "./deploy/lifecycle.js";
 import { toolkitLogger } from "./log.js";
@@ -10,17 +10,21 @@ export const spec = {
   name: "endpoints",
   args: "",
   summary: "list the account's serverless endpoints with their workers",
-  options: API_OPTIONS,
+  options: {
+    ...API_OPTIONS,
+    json: toggle(["--json"], "the endpoints and their workers as JSON"),
+  },
 } satisfies CommandSpec;
 
-/** `flash endpoints [--api-url URL]` */
+/** `flash endpoints [--api-url URL] [--json]` */
 export async function run(args: string[]): Promise<number> {
   const log = toolkitLogger();
   try {
     const { options, positional } = parseCommandArgs(spec, args);
     if (positional.length > 0) throw new ConfigError(`Unexpected argument ${positional[0]}`);
     const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
-    process.stdout.write(`${formatEndpoints(await listEndpointsWithWorkers(api))}\n`);
+    const list = await listEndpointsWithWorkers(api);
+    process.stdout.write(`${options.json ? JSON.stringify(list, null, 2) : formatEndpoints(list)}\n`);
     return 0;
   } catch (err) {
     if (isDeployError(err)) return fail(err.message);
