@@ -209,9 +209,11 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   guardProcess(log.child({ subject: "flash-worker" }));
   stopWithParent(env);
   const banner = `--- Starting Serverless Worker |  Version ${VERSION} ---`;
-  // With LOG_FORMAT=json the banner is a record like every other line.
-  if (config.logFormat === "json") log.child({ subject: "flash-worker" }).info(banner);
-  else process.stdout.write(`${banner}\n`);
+  // With LOG_FORMAT=json the banner is a record like every other line, and so is the app's console output.
+  if (config.logFormat === "json") {
+    log.child({ subject: "flash-worker" }).info(banner);
+    (await import("./json-console.js")).consoleAsRecords(log);
+  } else process.stdout.write(`${banner}\n`);
   const { gpuFacts, logGpus } = await import("../gpu/facts.js");
   logGpus(log, await gpuFacts());
   // OTLP traces when an OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; the spans left go out before the exit code.

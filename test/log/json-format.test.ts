@@ -104,6 +104,12 @@ describe("LOG_FORMAT=json", () => {
       for (const id of ["good-1", "bad-1"]) {
         expect(logged).toContainEqual(expect.objectContaining({ requestId: id, message: "Started." }));
         expect(logged).toContainEqual(expect.objectContaining({ requestId: id, via: "pino" }));
+        expect(logged).toContainEqual(
+          expect.objectContaining({ requestId: id, level: "INFO", message: "from console.log { step: 2 }" }),
+        );
+        expect(logged).toContainEqual(
+          expect.objectContaining({ requestId: id, level: "ERROR", message: "from console.error" }),
+        );
       }
       // runpod-python's error report (a JSON text over several lines) is one record, its traceback inside.
       const failure = logged.find(
