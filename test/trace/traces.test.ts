@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serializeArg } from "../../src/payload/base64.js";
 import { RecordingPlatform } from "../conformance/recording-platform.js";
+import { type LocalS3, startS3 } from "../files/s3rver.js";
 import { modulesResolved } from "../modules.js";
 import { flash, flashRun, freePort } from "../process.js";
 import { OtlpReceiver, type ReceivedSpan, spanTree } from "./receiver.js";
@@ -36,11 +37,14 @@ describe("traces", () => {
 
   describe("queue worker against the recording platform", () => {
     let platform: RecordingPlatform;
+    let s3: LocalS3;
     beforeEach(async () => {
       platform = await new RecordingPlatform().start();
+      s3 = await startS3(["results"]);
     });
     afterEach(async () => {
       await platform.close();
+      await s3.close();
     });
 
     it("a job's span carries its ids and status, with the handler (and its own span) and the result post with its retry as children; sent before SIGTERM's exit", async () => {
@@ -59,13 +63,17 @@ describe("traces", () => {
         OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=ml",
         RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS: "true",
         LOG_FORMAT: "json",
+        // A real S3 server the handler uploads to: an "upload" span under the handler's.
+        BUCKET_ENDPOINT_URL: `${s3.url}/results`,
+        BUCKET_ACCESS_KEY_ID: "S3RVER",
+        BUCKET_SECRET_ACCESS_KEY: "S3RVER",
         ...FLUSH_AT_EXIT_ONLY,
       });
       // A file the handler downloads: a "download" span under the handler's.
       const files = createServer((_req, res) => res.end("weights"));
       await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
       const { port } = files.address() as { port: number };
-      platform.push({ id: "job-1", input: { download: `http://127.0.0.1:${port}/model.bin` } });
+      platform.push({ id: "job-1", input: { download: `http://127.0.0.1:${port}/model.bin`, upload: true } });
       await platform.waitFor((rs) => rs.filter((r) => r.route === "done").length === 2);
       worker.child.kill("SIGTERM");
       expect(await worker.exited).toBe(0);
@@ -93,12 +101,14 @@ describe("traces", () => {
       expect(own.attributes).toStrictEqual({ model: "tiny" });
       const fetched = childOf(spans, handler, "download");
       expect(fetched.attributes["url.full"]).toBe(`http://127.0.0.1:${port}/model.bin`);
+      const uploaded = childOf(spans, handler, "upload");
+      expect(uploaded.statusCode).not.toBe(2);
       const post = childOf(spans, job, "result post");
       expect(post.events).toContainEqual({
         name: "retry",
         attributes: expect.objectContaining({ attempt: 1, "wait.ms": 1000 }),
       });
-      for (const s of [handler, own, fetched, post]) expect(s.traceId).toBe(job.traceId);
+      for (const s of [handler, own, fetched, uploaded, post]) expect(s.traceId).toBe(job.traceId);
       console.log(`one job's trace, as received:\n${spanTree(spans)}`);
 
       // The job's JSON log lines, the handler's among them, carry its trace id.
