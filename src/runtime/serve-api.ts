@@ -7,7 +7,7 @@ import type { Logger } from "../log/index.js";
 import { type Config, parseConfig } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
 import type { PlatformClient } from "./queue/client.js";
-import { inProcessClient } from "./queue/in-process-client.js";
+import { InProcessPlatformClient } from "./queue/in-process-client.js";
 
 const ENDPOINT_ID = "local";
 const WORKER_ID = "local-worker";
@@ -62,7 +62,7 @@ export async function serveApi(
   );
   const inProcess = config.serveApiLoopback
     ? undefined
-    : inProcessClient(platform.workerCalls(ENDPOINT_ID, WORKER_ID), worker.platform);
+    : new InProcessPlatformClient(platform.workerCalls(ENDPOINT_ID, WORKER_ID), worker.platform);
   try {
     return await runWorker(app, worker, log, inProcess);
   } finally {

@@ -1,7 +1,7 @@
 // The worker's platform client for --rp_serve_api: the worker API as calls into the local platform in this process.
 import { STATUS_CODES } from "node:http";
 import { isFlashError } from "../../errors.js";
-import type { RawJob } from "../../job/types.js";
+import type { JobResult, RawJob } from "../../job/types.js";
 import type { PlatformConfig } from "../../options/index.js";
 import {
   bodyTooLarge,
@@ -11,25 +11,83 @@ import {
   takenJob,
   type WorkerCalls,
 } from "../../platform/index.js";
-import { type PlatformClient, PlatformHttpError } from "./client.js";
-import { platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
+import { type PlatformClient, PlatformHttpError, type TakeResult } from "./client.js";
+import { type PlatformUrls, platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
+
+/** What the HTTP route would have answered, as the error the HTTP client throws for it. */
+function refused(err: unknown, url: string): never {
+  if (!isFlashError(err, "HTTP_STATUS")) throw err;
+  const { status, message } = err as HttpError;
+  throw new PlatformHttpError(status, STATUS_CODES[status] ?? "", JSON.stringify({ error: message }), url);
+}
 
 /**
  * The same take → run → report as over HTTP, without the sockets. Every body still goes through JSON,
  * with the platform's size limits, so the handler and the platform see exactly what the wire would carry
  * (a copy, not shared objects) and refusals reach the worker as the same PlatformHttpError.
  */
-export function inProcessClient(calls: WorkerCalls, platform: PlatformConfig): PlatformClient {
-  const urls = platformUrls(platform);
+export class InProcessPlatformClient implements PlatformClient {
+  readonly urls: PlatformUrls;
 
-  /** What the HTTP route would have answered, as the error the HTTP client throws for it. */
-  const refused = (err: unknown, url: string): never => {
-    if (!isFlashError(err, "HTTP_STATUS")) throw err;
-    const { status, message } = err as HttpError;
-    throw new PlatformHttpError(status, STATUS_CODES[status] ?? "", JSON.stringify({ error: message }), url);
+  constructor(
+    private readonly calls: WorkerCalls,
+    platform: PlatformConfig,
+  ) {
+    this.urls = platformUrls(platform);
+  }
+
+  async take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
+    const url = this.urls.take(count, jobInProgress);
+    try {
+      const jobs = await this.calls.take(count, signal);
+      // A copy, as the wire would deliver: a handler that changes its input cannot change the platform's job.
+      return { jobs: JSON.parse(JSON.stringify(jobs.map(takenJob))) as RawJob[], rejected: [] };
+    } catch (err) {
+      return refused(err, url);
+    }
+  }
+
+  done(jobId: string, result: JobResult, isStream: boolean): Promise<void> {
+    return this.post("done", this.urls.done(jobId, isStream), jobId, result, isStream);
+  }
+
+  stream(jobId: string, output: unknown): Promise<void> {
+    return this.post("stream", this.urls.stream(jobId), jobId, { output }, false);
+  }
+
+  progress(jobId: string, output: unknown): Promise<void> {
+    return this.post("done", this.urls.done(jobId, false), jobId, { status: "IN_PROGRESS", output }, false);
+  }
+
+  async stopSignals(signal: AbortSignal): Promise<string[]> {
+    try {
+      return await this.calls.stops(signal);
+    } catch (err) {
+      return refused(err, this.urls.stop ?? "");
+    }
+  }
+
+  async ping(jobIds: readonly string[]): Promise<number> {
+    try {
+      this.calls.ping(undefined, jobIds);
+      return 200;
+    } catch (err) {
+      if (!isFlashError(err, "HTTP_STATUS")) throw err;
+      return (err as HttpError).status;
+    }
+  }
+
+  /** A bound field, not a method: start.ts hands it on its own to the fitness checks and the warm-up. */
+  readonly reportUnhealthy = async (check: string, reason: string): Promise<void> => {
+    try {
+      this.calls.ping(`${check}: ${reason.slice(0, UNHEALTHY_REASON_MAX)}`);
+    } catch {
+      // Best effort, as over HTTP: the exit that follows is the guarantee.
+    }
   };
 
-  async function post(
+  /** A job-done or job-stream post: the body through JSON, refused over the route's size limit as the route would. */
+  private async post(
     route: "done" | "stream",
     url: string,
     jobId: string,
@@ -43,57 +101,9 @@ export function inProcessClient(calls: WorkerCalls, platform: PlatformConfig): P
       throw new PlatformHttpError(413, STATUS_CODES[413] ?? "", JSON.stringify({ error }), url);
     }
     try {
-      calls.post(route, jobId, JSON.parse(text), isStream, Buffer.byteLength(text));
+      this.calls.post(route, jobId, JSON.parse(text), isStream, Buffer.byteLength(text));
     } catch (err) {
       refused(err, url);
     }
   }
-
-  return {
-    urls,
-
-    async take(count, jobInProgress, signal) {
-      const url = urls.take(count, jobInProgress);
-      try {
-        const jobs = await calls.take(count, signal);
-        // A copy, as the wire would deliver: a handler that changes its input cannot change the platform's job.
-        return { jobs: JSON.parse(JSON.stringify(jobs.map(takenJob))) as RawJob[], rejected: [] };
-      } catch (err) {
-        return refused(err, url);
-      }
-    },
-
-    done: (jobId, result, isStream) => post("done", urls.done(jobId, isStream), jobId, result, isStream),
-
-    stream: (jobId, output) => post("stream", urls.stream(jobId), jobId, { output }, false),
-
-    progress: (jobId, output) =>
-      post("done", urls.done(jobId, false), jobId, { status: "IN_PROGRESS", output }, false),
-
-    async stopSignals(signal) {
-      try {
-        return await calls.stops(signal);
-      } catch (err) {
-        return refused(err, urls.stop ?? "");
-      }
-    },
-
-    async ping(jobIds) {
-      try {
-        calls.ping(undefined, jobIds);
-        return 200;
-      } catch (err) {
-        if (!isFlashError(err, "HTTP_STATUS")) throw err;
-        return (err as HttpError).status;
-      }
-    },
-
-    async reportUnhealthy(check, reason) {
-      try {
-        calls.ping(`${check}: ${reason.slice(0, UNHEALTHY_REASON_MAX)}`);
-      } catch {
-        // Best effort, as over HTTP: the exit that follows is the guarantee.
-      }
-    },
-  };
 }
