@@ -45,6 +45,17 @@ export interface RejectedJob {
   reason: string;
 }
 
+/** A job's result and its JSON, serialized once: sized against the limits, then posted as these very bytes. */
+export interface SerializedResult {
+  readonly result: JobResult;
+  readonly json: string;
+}
+
+export const serializeResult = (result: JobResult): SerializedResult => ({
+  result,
+  json: JSON.stringify(result),
+});
+
 export interface TakeResult {
   jobs: RawJob[];
   rejected: RejectedJob[];
@@ -59,8 +70,8 @@ export interface PlatformClient {
   readonly urls: PlatformUrls;
   /** Job take (§3.2): up to `count` jobs, long-polled; `jobInProgress` says whether this worker runs any now. */
   take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult>;
-  /** Job done (§3.4): posts the final result, retrying transient failures within `bound`. */
-  done(jobId: string, result: JobResult, isStream: boolean, bound?: DeliveryBound): Promise<void>;
+  /** Job done (§3.4): posts the final result's JSON as it is, retrying transient failures within `bound`. */
+  done(jobId: string, result: SerializedResult, isStream: boolean, bound?: DeliveryBound): Promise<void>;
   /** Job stream (§3.5): posts one stream chunk, retrying transient failures within `bound`. */
   stream(jobId: string, output: unknown, bound?: DeliveryBound): Promise<void>;
   /** Progress (§3.6): an IN_PROGRESS post to the result URL. */

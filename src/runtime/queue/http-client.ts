@@ -15,7 +15,7 @@ import {
   type RetryPolicy,
 } from "../../http/retry.js";
 import { type Transport, transportFor, type WireAnswer } from "../../http/wire.js";
-import type { JobResult, RawJob } from "../../job/types.js";
+import type { RawJob } from "../../job/types.js";
 import type { Logger } from "../../log/index.js";
 import type { PlatformConfig } from "../../options/index.js";
 import { tracing } from "../../trace/index.js";
@@ -26,6 +26,7 @@ import {
   type PlatformClient,
   PlatformHttpError,
   type RejectedJob,
+  type SerializedResult,
   type TakeResult,
   TooManyRequests,
 } from "./client.js";
@@ -153,15 +154,9 @@ export class HttpPlatformClient implements PlatformClient {
     return result;
   }
 
-  done(jobId: string, result: JobResult, isStream: boolean, bound?: DeliveryBound): Promise<void> {
-    return this.post(
-      this.deliveries,
-      this.urls.done(jobId, isStream),
-      jobId,
-      JSON.stringify(result),
-      "Result post",
-      bound,
-    );
+  done(jobId: string, result: SerializedResult, isStream: boolean, bound?: DeliveryBound): Promise<void> {
+    const url = this.urls.done(jobId, isStream);
+    return this.post(this.deliveries, url, jobId, result.json, "Result post", bound);
   }
 
   stream(jobId: string, output: unknown, bound?: DeliveryBound): Promise<void> {

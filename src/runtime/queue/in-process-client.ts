@@ -1,7 +1,7 @@
 // The worker's platform client for --rp_serve_api: the worker API as calls into the local platform in this process.
 import { STATUS_CODES } from "node:http";
 import { isFlashError } from "../../errors.js";
-import type { JobResult, RawJob } from "../../job/types.js";
+import type { RawJob } from "../../job/types.js";
 import type { PlatformConfig } from "../../options/index.js";
 import {
   bodyTooLarge,
@@ -11,7 +11,7 @@ import {
   takenJob,
   type WorkerCalls,
 } from "../../platform/index.js";
-import { type PlatformClient, PlatformHttpError, type TakeResult } from "./client.js";
+import { type PlatformClient, PlatformHttpError, type SerializedResult, type TakeResult } from "./client.js";
 import { type PlatformUrls, platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
 
 /** What the HTTP route would have answered, as the error the HTTP client throws for it. */
@@ -47,16 +47,17 @@ export class InProcessPlatformClient implements PlatformClient {
     }
   }
 
-  done(jobId: string, result: JobResult, isStream: boolean): Promise<void> {
-    return this.post("done", this.urls.done(jobId, isStream), jobId, result, isStream);
+  done(jobId: string, result: SerializedResult, isStream: boolean): Promise<void> {
+    return this.post("done", this.urls.done(jobId, isStream), jobId, result.json, isStream);
   }
 
   stream(jobId: string, output: unknown): Promise<void> {
-    return this.post("stream", this.urls.stream(jobId), jobId, { output }, false);
+    return this.post("stream", this.urls.stream(jobId), jobId, JSON.stringify({ output }), false);
   }
 
   progress(jobId: string, output: unknown): Promise<void> {
-    return this.post("done", this.urls.done(jobId, false), jobId, { status: "IN_PROGRESS", output }, false);
+    const text = JSON.stringify({ status: "IN_PROGRESS", output });
+    return this.post("done", this.urls.done(jobId, false), jobId, text, false);
   }
 
   async stopSignals(signal: AbortSignal): Promise<string[]> {
@@ -86,15 +87,14 @@ export class InProcessPlatformClient implements PlatformClient {
     }
   };
 
-  /** A job-done or job-stream post: the body through JSON, refused over the route's size limit as the route would. */
+  /** A job-done or job-stream post of a JSON text: refused over the route's size limit as the route would. */
   private async post(
     route: "done" | "stream",
     url: string,
     jobId: string,
-    body: unknown,
+    text: string,
     isStream: boolean,
   ): Promise<void> {
-    const text = JSON.stringify(body);
     const limit = route === "done" ? RESULT_BODY_LIMIT : STREAM_BODY_LIMIT;
     if (Buffer.byteLength(text) > limit) {
       const error = bodyTooLarge(limit, new URL(url).pathname);
