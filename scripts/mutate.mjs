@@ -14,7 +14,7 @@ const MODULES = {
     "test/conformance/queue-worker.test.ts",
     "test/unit/runtime/queue/worker.test.ts",
   ],
-  "src/runtime/queue/client.ts": [
+  "src/runtime/queue/http-client.ts": [
     "test/conformance/queue-worker.test.ts",
     "test/unit/runtime/queue/*.test.ts",
   ],

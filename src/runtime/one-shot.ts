@@ -143,7 +143,7 @@ export async function runOneShot(
     return 1;
   }
   // Sized as the queue worker sizes it, so the body printed is the one the platform would get (§11.2).
-  const result = await fitResult(raw, outcome.result, {
+  const { result, json } = await fitResult(raw, outcome.result, {
     offload: definition.offloadOutput ?? false,
     signal: stop.signal,
     log: jobLog,
@@ -153,7 +153,7 @@ export async function runOneShot(
     return 1;
   }
   log.info(`Job ${raw.id} completed successfully. (${Math.round(outcome.handlerMs)} ms)`);
-  print(`${JSON.stringify(result)}\n`);
+  print(`${json}\n`);
   log.info("Local testing complete, exiting.");
   return 0;
 }

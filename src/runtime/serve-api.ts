@@ -7,7 +7,7 @@ import type { Logger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
 import { readProtocolConfig, type WorkerConfig } from "./options.js";
 import type { PlatformClient } from "./queue/client.js";
-import { inProcessClient } from "./queue/in-process-client.js";
+import { InProcessPlatformClient } from "./queue/in-process-client.js";
 
 const ENDPOINT_ID = "local";
 const WORKER_ID = "local-worker";
@@ -64,7 +64,7 @@ export async function serveApi(
   );
   const inProcess = config.serveApiLoopback
     ? undefined
-    : inProcessClient(platform.workerCalls(ENDPOINT_ID, WORKER_ID), worker.platform);
+    : new InProcessPlatformClient(platform.workerCalls(ENDPOINT_ID, WORKER_ID), worker.platform);
   try {
     return await runWorker(app, worker, log, inProcess);
   } finally {

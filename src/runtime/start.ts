@@ -36,7 +36,7 @@ async function runQueueWorker(
 ): Promise<number> {
   const importedAt = appImportedAt ?? performance.now();
   // Loaded on demand so the one-shot path stays light.
-  const { createPlatformClient } = await import("./queue/client.js");
+  const { createPlatformClient } = await import("./queue/http-client.js");
   const { startHeartbeat } = await import("./queue/heartbeat.js");
   const { QueueWorker } = await import("./queue/worker.js");
   const workerLog = log.child({ subject: "worker" });

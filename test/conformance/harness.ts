@@ -2,7 +2,7 @@ import { defineHandler, type HandlerOptions } from "../../src/job/definition.js"
 import type { HandlerFn } from "../../src/job/types.js";
 import { createLogger } from "../../src/log/index.js";
 import { readWorkerConfig } from "../../src/runtime/options.js";
-import { type ClientOptions, createPlatformClient } from "../../src/runtime/queue/client.js";
+import { type ClientOptions, HttpPlatformClient } from "../../src/runtime/queue/http-client.js";
 import { QueueWorker } from "../../src/runtime/queue/worker.js";
 import type { RecordingPlatform } from "./recording-platform.js";
 
@@ -33,7 +33,7 @@ export function startWorker(
     json: false,
     destination: { write: (l: string) => lines.push(l) },
   });
-  const client = createPlatformClient({
+  const client = new HttpPlatformClient({
     platform: config.platform,
     log,
     retry: TEST_DELIVERY,

@@ -51,6 +51,38 @@ describe("job-take, job-done (docs/protocol.md §15)", () => {
     expect(platform.of("done")[0]!.body).toBe('{"output":{"text":"héllo 世界"}}');
   });
 
+  it("posts the result's bytes exactly as JSON.stringify gives them: escapes, numbers, toJSON, and a 12 MB output", async () => {
+    const small = {
+      text: 'héllo "q" \\ \u2028 世界 😀 \u0007',
+      n: [1, 1.5, -0, 1e21, 2 ** 53],
+      none: null,
+      skipped: undefined,
+      when: new Date(0),
+    };
+    // 12 MB of UTF-8: over the offload threshold (sized there), under the 20 MB limit, so posted as it is.
+    const big = "é".repeat(6 * 1024 * 1024);
+    running = startWorker(platform, (job) => (job.input === "big" ? { big } : small));
+    platform.push({ id: "s1", input: "small" }, { id: "b1", input: "big" });
+    await platform.waitFor((rs) => doneFor("s1")(rs) && doneFor("b1")(rs));
+    const body = (id: string) => platform.of("done").find((r) => r.url.includes(`/${id}?`))!.body;
+    expect(body("s1")).toBe(
+      '{"output":{"text":"héllo \\"q\\" \\\\ \u2028 世界 😀 \\u0007","n":[1,1.5,0,1e+21,9007199254740992],"none":null,"when":"1970-01-01T00:00:00.000Z"}}',
+    );
+    const posted = body("b1");
+    expect(Buffer.byteLength(posted)).toBe(12 * 1024 * 1024 + '{"output":{"big":""}}'.length);
+    // Compared as a boolean: a 12 MB diff helps no one.
+    expect(posted === `{"output":{"big":"${big}"}}`).toBe(true);
+  });
+
+  it("serializes a result once: the JSON sized against the limits is the body posted", async () => {
+    let serialized = 0;
+    const counted = { toJSON: () => ++serialized };
+    running = startWorker(platform, () => ({ counted }));
+    platform.push({ id: "once", input: {} });
+    await platform.waitFor(doneFor("once"));
+    expect(platform.of("done")[0]!.body).toBe('{"output":{"counted":1}}');
+  });
+
   it("posts a handler exception as the error JSON string", async () => {
     running = startWorker(platform, () => {
       throw new Error("bad");

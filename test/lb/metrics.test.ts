@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { claimsPath } from "../../src/runtime/lb/metrics.js";
-import { createRouteServer, type RouteServer } from "../../src/runtime/lb/server.js";
+import { RouteServer } from "../../src/runtime/lb/server.js";
 
 const servers: RouteServer[] = [];
 afterEach(async () => {
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 async function listen(api: Endpoint): Promise<string> {
-  const server = createRouteServer(api, { log: createLogger({ level: "SILENT", json: false }) });
+  const server = new RouteServer(api, { log: createLogger({ level: "SILENT", json: false }) });
   servers.push(server);
   expect(await server.start()).toBe(true);
   await server.app.listen({ host: "127.0.0.1", port: 0 });

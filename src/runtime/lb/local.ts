@@ -5,7 +5,7 @@ import type { Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerConfig } from "../options.js";
-import { createRouteServer } from "./server.js";
+import { RouteServer } from "./server.js";
 
 /** One request of a load-balanced test input. */
 export interface TestRequest {
@@ -87,7 +87,7 @@ export async function runLocalRequests(
     log.error(`Test input from ${input.source}: ${requests}`);
     return 1;
   }
-  const server = createRouteServer(endpoint, { log });
+  const server = new RouteServer(endpoint, { log });
   try {
     if (!(await server.start())) return 1;
     let failed = 0;

@@ -9,7 +9,7 @@ import type { Logger } from "../../log/index.js";
 import type { SupervisedServer } from "../model-server/supervise.js";
 import type { WorkerConfig } from "../options.js";
 import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
-import { createRouteServer } from "./server.js";
+import { RouteServer } from "./server.js";
 import { addSocketRoutes } from "./sockets.js";
 
 export interface ServeOptions {
@@ -62,7 +62,7 @@ export async function serveEndpoint(
           );
       }
     : undefined;
-  const server = createRouteServer(endpoint, { log: lbLog, server: model, ready });
+  const server = new RouteServer(endpoint, { log: lbLog, server: model, ready });
   addHealthPath(server.app, config.healthPath, endpoint.routes);
   addSocketRoutes(server.app, endpoint.sockets, lbLog);
   let health: HealthListener | undefined;

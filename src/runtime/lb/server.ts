@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import type { Endpoint, RouteArgs, RouteDefinition, RouteFn, RouteRequest } from "../../app/endpoint.js";
+import type { Endpoint, RouteDefinition, RouteFn } from "../../app/endpoint.js";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { pathMatcher, timeoutMessage } from "../../app/rules.js";
 import { gpuSummary } from "../../gpu/facts.js";
@@ -16,6 +16,7 @@ import type { Logger } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
 import { proxyFirst, type RawHandler } from "../model-server/proxy.js";
 import { claimsPath, METRICS_PATH, RouteMetrics } from "./metrics.js";
+import { addBodyParsers, Context, routeArgs } from "./request.js";
 
 /** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
 export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
@@ -31,126 +32,165 @@ export interface RouteServerOptions {
   ready?: () => Promise<void>;
 }
 
-export interface RouteServer {
-  readonly app: FastifyInstance;
-  readonly state: EndpointState;
-  /** Requests being answered by route functions right now. */
-  readonly inFlight: number;
-  /** Runs the endpoint's onStart hooks; true when it is READY, false when one failed. */
-  start(): Promise<boolean>;
-  /** Stops taking requests and waits for in-flight ones up to `graceMs`, then aborts and closes the rest. */
-  close(graceMs: number): Promise<void>;
-  /** Ends a close's grace period now. */
-  endGrace(): void;
-}
-
 type Settle = { value: unknown } | { timedOut: true };
 
-/** Per-request context, built cheaply: the AbortSignal exists only if a route asks for it. */
-class Context implements RouteRequest {
-  private controller: AbortController | undefined;
+/**
+ * A load-balanced endpoint's HTTP server: `/ping` and the endpoint's routes on one fastify app, its state
+ * (STARTING → READY, SETUP_FAILED or STOPPING), the requests in flight and the graceful close.
+ */
+export class RouteServer {
+  readonly app: FastifyInstance;
+  private current: EndpointState = "STARTING";
+  private running = 0;
+  /** Requests whose route took its signal: the ones a shutdown can abort. */
+  private readonly watched = new Set<Context>();
+  private graceOver = () => {};
+  private readonly log: Logger;
+  private readonly name: string;
 
   constructor(
-    private readonly request: FastifyRequest,
-    private readonly reply: FastifyReply,
-    readonly path: string,
-    readonly log: Logger,
-    /** Contexts whose route took the signal: the ones a shutdown can abort. */
-    private readonly watched: Set<Context>,
-  ) {}
-
-  get method(): string {
-    return this.request.method;
-  }
-  get url(): string {
-    return this.request.url;
-  }
-  get params(): Readonly<Record<string, string>> {
-    return this.request.params as Record<string, string>;
-  }
-  get query(): Readonly<Record<string, string | string[]>> {
-    return this.request.query as Record<string, string | string[]>;
-  }
-  get body(): unknown {
-    return this.request.body;
-  }
-  get headers() {
-    return this.request.headers;
-  }
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      const controller = new AbortController();
-      this.controller = controller;
-      this.watched.add(this);
-      const res = this.reply.raw;
-      res.once("close", () => {
-        if (!res.writableFinished) controller.abort(new Error("client closed the connection"));
+    private readonly endpoint: Endpoint,
+    private readonly options: RouteServerOptions,
+  ) {
+    this.log = options.log;
+    this.name = endpoint.name ?? "endpoint";
+    const app = fastifyApp(endpoint, options, () => this.current === "READY");
+    this.app = app;
+    addBodyParsers(app);
+    addErrorAnswers(app, endpoint, this.log);
+    addPing(app, () => this.current);
+    for (const route of endpoint.routes) addRoute(app, route, this.routeHandler(route));
+    addMetrics(app, endpoint, this.log, () => this.running);
+    if (this.log.level === "DEBUG" || this.log.level === "TRACE") {
+      app.addHook("onResponse", async (request, reply) => {
+        this.log.debug(
+          `${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)} ms`,
+        );
       });
     }
-    return this.controller.signal;
   }
 
-  abort(reason: Error): void {
-    // A route that never looked at its signal has nothing to abort.
-    this.controller?.abort(reason);
+  get state(): EndpointState {
+    return this.current;
   }
 
-  done(): void {
-    if (this.controller) this.watched.delete(this);
+  /** Requests being answered by route functions right now. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Runs the endpoint's onStart hooks; true when it is READY, false when one failed. */
+  async start(): Promise<boolean> {
+    try {
+      await this.options.ready?.();
+      for (const hook of this.endpoint.startHooks) await hook();
+    } catch (err) {
+      this.current = "SETUP_FAILED";
+      this.log.error(`onStart failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      return false;
+    }
+    if (this.current === "STARTING") this.current = "READY";
+    return this.current === "READY";
+  }
+
+  /** Stops taking requests and waits for in-flight ones up to `graceMs`, then aborts and closes the rest. */
+  async close(graceMs: number): Promise<void> {
+    const { app } = this;
+    if (this.current !== "SETUP_FAILED") this.current = "STOPPING";
+    const closed = app.close();
+    // Connections that go idle after close() began (their last answer sent) are closed as they appear.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    void closed.finally(() => clearInterval(sweep));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<"grace-over">((resolve) => {
+      timer = setTimeout(() => resolve("grace-over"), graceMs);
+      this.graceOver = () => resolve("grace-over");
+    });
+    const outcome = await Promise.race([closed.then(() => "closed" as const), graceOver]);
+    clearTimeout(timer);
+    if (outcome === "grace-over") {
+      if (this.running > 0) {
+        this.log.warn(
+          `Grace period over with ${this.running} request(s) still running; closing their connections`,
+        );
+      }
+      for (const context of this.watched) context.abort(new Error("the worker is shutting down"));
+      app.server.closeAllConnections();
+      await closed;
+    }
+  }
+
+  /** Ends a close's grace period now. */
+  endGrace(): void {
+    this.graceOver();
+  }
+
+  /** A route's request handler; synchronous where the route is: a plain return value costs no promise. */
+  private routeHandler(route: RouteDefinition) {
+    const fn = route.fn as RouteFn<unknown, unknown>;
+    const timeoutMs = this.endpoint.executionTimeoutMs;
+    // Known from the path once, not looked up per request.
+    const withParams = /[:*]/.test(route.path);
+    return (request: FastifyRequest, reply: FastifyReply): unknown => {
+      if (this.current !== "READY") {
+        reply.header("retry-after", "1");
+        return reply.code(503).send({ error: `Endpoint '${this.name}' is ${this.current.toLowerCase()}` });
+      }
+      const context = new Context(request, reply, route.path, this.log, this.watched);
+      this.running++;
+      let result: unknown;
+      try {
+        result = fn(routeArgs(request, withParams), context);
+      } catch (err) {
+        this.finish(context);
+        throw err;
+      }
+      const failed = (err: unknown) => {
+        this.finish(context);
+        throw err;
+      };
+      if (timeoutMs > 0) {
+        return withTimeout(result, timeoutMs).then(
+          (settled) =>
+            "timedOut" in settled
+              ? this.timedOut(request, reply, context, timeoutMs)
+              : this.answer(reply, context, settled.value),
+          failed,
+        );
+      }
+      if (isThenable(result)) return result.then((value) => this.answer(reply, context, value), failed);
+      return this.answer(reply, context, result);
+    };
+  }
+
+  /** The route's value as the answer (send() shapes it). */
+  private answer(reply: FastifyReply, context: Context, value: unknown): unknown {
+    this.finish(context);
+    // Shutting down: the client's keep-alive connection ends with this answer.
+    if (this.current === "STOPPING") reply.header("connection", "close");
+    return send(reply, value);
+  }
+
+  /** The execution timeout passed: the route's signal aborts and the client gets a 504 naming the limit. */
+  private timedOut(request: FastifyRequest, reply: FastifyReply, context: Context, timeoutMs: number) {
+    const message = timeoutMessage(this.name, timeoutMs);
+    context.abort(new Error(message));
+    this.finish(context);
+    this.log.warn(`${request.method} ${request.url} answered 504: ${message}`);
+    return reply.code(504).send({ error: message });
+  }
+
+  private finish(context: Context): void {
+    this.running--;
+    context.done();
   }
 }
 
-/** A form body as an object: a file part is a Uint8Array (the toolkit's `bytes`), a text part a string; a name sent twice, a list. */
-async function formFields(type: string, body: Buffer): Promise<Record<string, unknown>> {
-  const form = await new Response(body, { headers: { "content-type": type } }).formData();
-  const fields: Record<string, unknown> = Object.create(null);
-  for (const [name, part] of form) {
-    const value = typeof part === "string" ? part : new Uint8Array(await part.arrayBuffer());
-    const before = fields[name];
-    fields[name] =
-      before === undefined ? value : Array.isArray(before) ? [...before, value] : [before, value];
-  }
-  return { ...fields };
-}
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
-
-/** docs/toolkit.md §4.3: the body object's keys are the arguments; path parameters join them. */
-function routeArgs(request: FastifyRequest, withParams: boolean): unknown {
-  const { body } = request;
-  const params = request.params as RouteArgs;
-  if (body === undefined || request.method === "GET") {
-    const query = request.query as RouteArgs;
-    return withParams ? { ...query, ...params } : query;
-  }
-  if (!withParams || !isPlainObject(body)) return body;
-  return { ...body, ...params };
-}
-
-/** The fastify app of a load-balanced endpoint: `/ping` and the endpoint's routes. */
-export function createRouteServer(endpoint: Endpoint, options: RouteServerOptions): RouteServer {
-  const { log } = options;
-  const name = endpoint.name ?? "endpoint";
-  const timeoutMs = endpoint.executionTimeoutMs;
-  const watched = new Set<Context>();
-  let inFlight = 0;
-  let state: EndpointState = "STARTING";
-  let endGrace = () => {};
-  // A function, so the check is made after the route's await (TypeScript would narrow a direct compare).
-  const stopping = () => state === "STOPPING";
-
-  // Declared routes and /ping, as fastify matches them (a GET route answers HEAD too): the rest goes to the model server.
-  const declared = [
-    ...endpoint.routes.map((route) => ({ method: route.method as string, test: pathMatcher(route.path) })),
-    { method: "GET", test: /^\/ping$/ },
-  ];
-  const isDeclared = (method: string, path: string) =>
-    declared.some(
-      (d) => (d.method === method || (method === "HEAD" && d.method === "GET")) && d.test.test(path),
-    );
+/** The fastify app; with a model server, requests no route declares go to it first (proxyFirst). */
+function fastifyApp(endpoint: Endpoint, options: RouteServerOptions, ready: () => boolean): FastifyInstance {
   const model = options.server;
-  const app = Fastify({
+  const name = endpoint.name ?? "endpoint";
+  return Fastify({
     ...(model
       ? {
           serverFactory: (next: RawHandler) =>
@@ -158,10 +198,10 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
               proxyFirst(
                 model,
                 {
-                  log,
+                  log: options.log,
                   endpoint: name,
-                  ready: () => state === "READY",
-                  declared: isDeclared,
+                  ready,
+                  declared: declaredMatcher(endpoint),
                   timeout: {
                     ms: endpoint.executionTimeoutMs,
                     message: timeoutMessage(name, endpoint.executionTimeoutMs),
@@ -178,29 +218,23 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     forceCloseConnections: "idle",
     return503OnClosing: true,
   });
+}
 
-  // The default parser (with prototype-poisoning checks), but an empty JSON body is no body.
-  const parseJson = app.getDefaultJsonParser("error", "ignore");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.length === 0 || /^\s*$/.test(text)) return done(null, undefined);
-    parseJson(request, text, done);
-  });
+/** Whether a method and path is a declared route or /ping, as fastify matches them (a GET route answers HEAD too). */
+function declaredMatcher(endpoint: Endpoint): (method: string, path: string) => boolean {
+  const declared = [
+    ...endpoint.routes.map((route) => ({ method: route.method as string, test: pathMatcher(route.path) })),
+    { method: "GET", test: /^\/ping$/ },
+  ];
+  return (method, path) =>
+    declared.some(
+      (d) => (d.method === method || (method === "HEAD" && d.method === "GET")) && d.test.test(path),
+    );
+}
 
-  // Forms, as the toolkit's routes take `bytes` parameters: file parts become bytes, the other parts strings.
-  app.addContentTypeParser(
-    ["multipart/form-data", "application/x-www-form-urlencoded"],
-    { parseAs: "buffer" },
-    (request, body, done) => {
-      formFields(request.headers["content-type"] ?? "", body as Buffer).then(
-        (fields) => done(null, fields),
-        (err: Error) =>
-          done(Object.assign(new Error(`Malformed form body: ${err.message}`), { statusCode: 400 })),
-      );
-    },
-  );
-
+/** Refusals as `{error}` answers: malformed bodies, unsupported types, the body limit, unknown paths and methods. */
+function addErrorAnswers(app: FastifyInstance, endpoint: Endpoint, log: Logger): void {
+  const name = endpoint.name ?? "endpoint";
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const status = errorStatus(err);
     if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err instanceof SyntaxError) {
@@ -236,35 +270,44 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     }
     return reply.code(404).send({ error: `No route ${request.method} ${path} on endpoint '${name}'` });
   });
+}
 
+/** `/ping`: 200 READY (with the GPUs), 204 STARTING, 503 otherwise (docs/toolkit.md §4.2). */
+function addPing(app: FastifyInstance, state: () => EndpointState): void {
   app.get("/ping", async (_request, reply) => {
-    if (state === "READY") {
+    const now = state();
+    if (now === "READY") {
       // The GPUs this worker runs on, where it has any: what people check first on a GPU endpoint.
       const gpu = gpuSummary();
       return gpu ? { status: "healthy", gpu } : { status: "healthy" };
     }
-    if (state === "STARTING") return reply.code(204).send();
-    return reply.code(503).send({ status: "unhealthy", state });
+    if (now === "STARTING") return reply.code(204).send();
+    return reply.code(503).send({ status: "unhealthy", state: now });
   });
+}
 
-  for (const route of endpoint.routes) {
-    const handler = routeHandler(route);
-    const traced = tracing;
-    // Tracing on: each request runs in its span (continuing an incoming traceparent); off, the handler is bare.
-    const attributes = { "http.request.method": route.method, "http.route": route.path };
-    app.route({
-      method: route.method,
-      url: route.path,
-      handler: traced
-        ? (request, reply) =>
-            traced.request(`${route.method} ${route.path}`, attributes, request.headers, reply.raw, () =>
-              handler(request, reply),
-            )
-        : handler,
-    });
-  }
+/** One route of the endpoint; tracing on, each request runs in its span (continuing an incoming traceparent). */
+function addRoute(
+  app: FastifyInstance,
+  route: RouteDefinition,
+  handler: (request: FastifyRequest, reply: FastifyReply) => unknown,
+): void {
+  const traced = tracing;
+  const attributes = { "http.request.method": route.method, "http.route": route.path };
+  app.route({
+    method: route.method,
+    url: route.path,
+    handler: traced
+      ? (request, reply) =>
+          traced.request(`${route.method} ${route.path}`, attributes, request.headers, reply.raw, () =>
+            handler(request, reply),
+          )
+      : handler,
+  });
+}
 
-  // Every answer counted, /ping's and refusals' too; /metrics itself only where no user route claims the path.
+/** Every answer counted, /ping's and refusals' too; /metrics itself only where no user route claims the path. */
+function addMetrics(app: FastifyInstance, endpoint: Endpoint, log: Logger, inFlight: () => number): void {
   const metrics = new RouteMetrics();
   app.addHook("onResponse", (request, reply, done) => {
     metrics.observe(
@@ -279,112 +322,9 @@ export function createRouteServer(endpoint: Endpoint, options: RouteServerOption
     log.debug(`${METRICS_PATH} is a route of this endpoint: the worker's metrics are not served`);
   } else {
     app.get(METRICS_PATH, (_request, reply) =>
-      reply.type(PROMETHEUS_CONTENT_TYPE).send(metrics.text(inFlight)),
+      reply.type(PROMETHEUS_CONTENT_TYPE).send(metrics.text(inFlight())),
     );
   }
-
-  if (log.level === "DEBUG" || log.level === "TRACE") {
-    app.addHook("onResponse", async (request, reply) => {
-      log.debug(`${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)} ms`);
-    });
-  }
-
-  function finish(context: Context): void {
-    inFlight--;
-    context.done();
-  }
-
-  function answer(reply: FastifyReply, context: Context, value: unknown): unknown {
-    finish(context);
-    // Shutting down: the client's keep-alive connection ends with this answer.
-    if (stopping()) reply.header("connection", "close");
-    return send(reply, value);
-  }
-
-  /** Synchronous where the route is: a plain return value costs no promise. */
-  function routeHandler(route: RouteDefinition) {
-    const fn = route.fn as RouteFn<unknown, unknown>;
-    // Known from the path once, not looked up per request.
-    const withParams = /[:*]/.test(route.path);
-    return (request: FastifyRequest, reply: FastifyReply): unknown => {
-      if (state !== "READY") {
-        reply.header("retry-after", "1");
-        return reply.code(503).send({ error: `Endpoint '${name}' is ${state.toLowerCase()}` });
-      }
-      const context = new Context(request, reply, route.path, log, watched);
-      inFlight++;
-      let result: unknown;
-      try {
-        result = fn(routeArgs(request, withParams), context);
-      } catch (err) {
-        finish(context);
-        throw err;
-      }
-      const failed = (err: unknown) => {
-        finish(context);
-        throw err;
-      };
-      if (timeoutMs > 0) {
-        return withTimeout(result, timeoutMs).then((settled) => {
-          if (!("timedOut" in settled)) return answer(reply, context, settled.value);
-          const message = timeoutMessage(name, timeoutMs);
-          context.abort(new Error(message));
-          finish(context);
-          log.warn(`${request.method} ${request.url} answered 504: ${message}`);
-          return reply.code(504).send({ error: message });
-        }, failed);
-      }
-      if (isThenable(result)) return result.then((value) => answer(reply, context, value), failed);
-      return answer(reply, context, result);
-    };
-  }
-
-  return {
-    app,
-    get state() {
-      return state;
-    },
-    get inFlight() {
-      return inFlight;
-    },
-    async start() {
-      try {
-        await options.ready?.();
-        for (const hook of endpoint.startHooks) await hook();
-      } catch (err) {
-        state = "SETUP_FAILED";
-        log.error(`onStart failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-        return false;
-      }
-      if (state === "STARTING") state = "READY";
-      return state === "READY";
-    },
-    async close(graceMs) {
-      if (state !== "SETUP_FAILED") state = "STOPPING";
-      const closed = app.close();
-      // Connections that go idle after close() began (their last answer sent) are closed as they appear.
-      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
-      void closed.finally(() => clearInterval(sweep));
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<"grace-over">((resolve) => {
-        timer = setTimeout(() => resolve("grace-over"), graceMs);
-        endGrace = () => resolve("grace-over");
-      });
-      const outcome = await Promise.race([closed.then(() => "closed" as const), graceOver]);
-      clearTimeout(timer);
-      if (outcome === "grace-over") {
-        if (inFlight > 0) {
-          log.warn(`Grace period over with ${inFlight} request(s) still running; closing their connections`);
-        }
-        for (const context of watched) context.abort(new Error("the worker is shutting down"));
-        app.server.closeAllConnections();
-        await closed;
-      }
-    },
-    endGrace() {
-      endGrace();
-    },
-  };
 }
 
 function errorStatus(err: { statusCode?: unknown }): number {

@@ -3,8 +3,8 @@ import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { describeError } from "../../log/describe.js";
 import { openLogger } from "../../log/index.js";
-import { createPlatformClient } from "./client.js";
 import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
+import { createPlatformClient } from "./http-client.js";
 import { JobBoard } from "./job-board.js";
 
 const { config, intervalMs, board: shared } = workerData as HeartbeatData;

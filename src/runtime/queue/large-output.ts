@@ -4,6 +4,7 @@
 import { runInJobScope } from "../../job/scope.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import { describeError, type Logger } from "../../log/index.js";
+import { type SerializedResult, serializeResult } from "./client.js";
 
 const MB = 1024 * 1024;
 /** A /run job's result limit: the worker cannot tell a /run job from a /runsync one, so this is where offload starts. */
@@ -29,17 +30,31 @@ export interface FitOptions {
 }
 
 /**
- * The result as it can be posted: unchanged when small enough; with `offload`, a large output is uploaded as
- * `<job id>/output.json` and replaced by `{output_url, output_bytes}`; past 20 MB without it, an error result.
- * Never a silent empty success.
+ * The result as it can be posted, serialized once (the JSON sized here is the body posted): unchanged when small
+ * enough; with `offload`, a large output is uploaded as `<job id>/output.json` and replaced by
+ * `{output_url, output_bytes}`; past 20 MB without it, an error result. Never a silent empty success.
  */
-export async function fitResult(raw: RawJob, result: JobResult, options: FitOptions): Promise<JobResult> {
-  if (result.output === undefined || result.error !== undefined) return result;
-  const bytes = Buffer.byteLength(JSON.stringify(result));
-  if (bytes <= OFFLOAD_OVER_BYTES) return result;
-  const size = megabytes(bytes);
+export async function fitResult(
+  raw: RawJob,
+  result: JobResult,
+  options: FitOptions,
+): Promise<SerializedResult> {
+  const serialized = serializeResult(result);
+  if (result.output === undefined || result.error !== undefined) return serialized;
+  const bytes = Buffer.byteLength(serialized.json);
+  if (bytes <= OFFLOAD_OVER_BYTES) return serialized;
+  if (!options.offload && bytes <= RESULT_LIMIT_BYTES) return serialized;
+  return serializeResult(await replaceLarge(raw, result, megabytes(bytes), options));
+}
+
+/** A result too large to post as it is: offloaded to the bucket, or an error result naming the limit. */
+async function replaceLarge(
+  raw: RawJob,
+  result: JobResult,
+  size: string,
+  options: FitOptions,
+): Promise<JobResult> {
   if (!options.offload) {
-    if (bytes <= RESULT_LIMIT_BYTES) return result;
     return keep(result, { error: `Job output is ${size}, over ${LIMITS}. ${LARGE_OUTPUT_ADVICE}.` });
   }
   // Loaded only for a large output: workers that never offload never load the S3 client.

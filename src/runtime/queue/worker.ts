@@ -14,6 +14,8 @@ import {
   type PlatformClient,
   PlatformHttpError,
   type RejectedJob,
+  type SerializedResult,
+  serializeResult,
   TooManyRequests,
 } from "./client.js";
 import { fitResult, LARGE_OUTPUT_ADVICE, megabytes, OFFLOAD_OVER_BYTES } from "./large-output.js";
@@ -209,7 +211,7 @@ export class QueueWorker {
     const id = rejected.id;
     const finished = this.deliver(
       id,
-      { error: rejected.reason },
+      serializeResult({ error: rejected.reason }),
       false,
       log.child({ requestId: id }),
     ).finally(() => this.running.delete(id));
@@ -285,17 +287,18 @@ export class QueueWorker {
           return;
         }
         const reason = outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
-        await this.deliver(raw.id, { error: reason }, false, log, span);
+        await this.deliver(raw.id, serializeResult({ error: reason }), false, log, span);
         return;
       }
       // Sized before it is posted: offloaded, or failed naming the limit (docs/protocol.md §11.2).
-      const result = await fitResult(raw, outcome.result, {
+      const fitted = await fitResult(raw, outcome.result, {
         offload: definition.offloadOutput,
         signal,
         log,
       });
+      const { result } = fitted;
       if (result !== outcome.result && result.error !== undefined) log.error(String(result.error));
-      await this.deliver(raw.id, result, outcome.isStream, log, span);
+      await this.deliver(raw.id, fitted, outcome.isStream, log, span);
       if (result.error === undefined) status = "COMPLETED";
       log.info(`Finished. (${Math.round(outcome.handlerMs)} ms)`);
       if (outcome.result.stopPod) {
@@ -307,7 +310,7 @@ export class QueueWorker {
       log.error(`Error handling job: ${describeError(err)}`);
       await this.deliver(
         raw.id,
-        { error: `Worker error while handling the job: ${describeError(err)}` },
+        serializeResult({ error: `Worker error while handling the job: ${describeError(err)}` }),
         false,
         log,
         span,
@@ -330,7 +333,7 @@ export class QueueWorker {
    */
   private async deliver(
     jobId: string,
-    result: JobResult,
+    result: SerializedResult,
     isStream: boolean,
     log: Logger,
     span?: JobSpan,
@@ -339,7 +342,7 @@ export class QueueWorker {
       await this.post(jobId, result, isStream, span);
       return;
     } catch (err) {
-      const bytes = Buffer.byteLength(JSON.stringify(result));
+      const bytes = Buffer.byteLength(result.json);
       const size = megabytes(bytes);
       if (isFlashError(err, "PLATFORM_DELIVERY")) {
         const when = this.graceOver.signal.aborted
@@ -366,9 +369,9 @@ export class QueueWorker {
       // A large output gets the way out with it; a small one was refused for another reason.
       const advice = bytes > OFFLOAD_OVER_BYTES ? `. ${LARGE_OUTPUT_ADVICE}` : "";
       const fallback: JobResult = { error: `Job result was not accepted: ${why}${advice}` };
-      if (result.stopPod) fallback.stopPod = true;
+      if (result.result.stopPod) fallback.stopPod = true;
       try {
-        await this.post(jobId, fallback, isStream, span);
+        await this.post(jobId, serializeResult(fallback), isStream, span);
         log.info("Posted a short error result in place of the refused one.");
       } catch (again) {
         log.error(`Job ${jobId} could not be reported to the platform at all: ${describeError(again)}`);
@@ -379,7 +382,7 @@ export class QueueWorker {
   /** One job-done post (with its retries), in a "result post" span of the job when tracing. */
   private post(
     jobId: string,
-    result: JobResult,
+    result: SerializedResult,
     isStream: boolean,
     span: JobSpan | undefined,
   ): Promise<void> {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Endpoint, handler, type Job, ValidationError } from "../../../src/index.js";
 import { formatPath } from "../../../src/job/validate.js";
 import { createLogger } from "../../../src/log/index.js";
-import { createRouteServer, type RouteServer } from "../../../src/runtime/lb/server.js";
+import { RouteServer } from "../../../src/runtime/lb/server.js";
 import { runJob } from "../../../src/testing/index.js";
 import { type RunningWorker, startWorker } from "../../conformance/harness.js";
 import { RecordingPlatform } from "../../conformance/recording-platform.js";
@@ -179,7 +179,7 @@ describe("load-balanced routes: { body: schema } answers 400 with the issues", (
   });
 
   async function listen(api: Endpoint): Promise<string> {
-    server = createRouteServer(api, { log: createLogger({ level: "SILENT", json: false }) });
+    server = new RouteServer(api, { log: createLogger({ level: "SILENT", json: false }) });
     expect(await server.start()).toBe(true);
     return server.app.listen({ host: "127.0.0.1", port: 0 });
   }

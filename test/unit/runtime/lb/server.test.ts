@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { timeoutMessage } from "../../../../src/app/rules.js";
 import { Endpoint, type EndpointOptions, type RouteRequest } from "../../../../src/index.js";
 import { createLogger, type LogLevel } from "../../../../src/log/index.js";
-import { createRouteServer, type RouteServer } from "../../../../src/runtime/lb/server.js";
+import { RouteServer } from "../../../../src/runtime/lb/server.js";
 
 const lines: string[] = [];
 const log = (level: LogLevel = "INFO") =>
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 /** A server for `api`, already READY unless `start` is false. */
 async function serve(api: Endpoint, start = true): Promise<RouteServer> {
-  const server = createRouteServer(api, { log: log() });
+  const server = new RouteServer(api, { log: log() });
   servers.push(server);
   if (start) expect(await server.start()).toBe(true);
   return server;

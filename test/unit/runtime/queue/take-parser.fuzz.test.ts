@@ -3,11 +3,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../../../src/log/index.js";
-import {
-  createPlatformClient,
-  PlatformHttpError,
-  TooManyRequests,
-} from "../../../../src/runtime/queue/client.js";
+import { PlatformHttpError, TooManyRequests } from "../../../../src/runtime/queue/client.js";
+import { HttpPlatformClient } from "../../../../src/runtime/queue/http-client.js";
 
 const platform = {
   getJobUrl: "http://platform.invalid/v2/EP/job-take/$ID?gpu=X",
@@ -53,7 +50,7 @@ describe("job-take parser under generated answers", () => {
             status: a.status,
             headers: a.contentType ? { "content-type": a.contentType } : {},
           });
-        const client = createPlatformClient({ platform, log, fetch: fetchStub });
+        const client = new HttpPlatformClient({ platform, log, fetch: fetchStub });
         try {
           const taken = await client.take(count, false, new AbortController().signal);
           for (const job of taken.jobs) {
@@ -79,7 +76,7 @@ describe("job-take parser under generated answers", () => {
             status: a.status,
             headers: a.contentType ? { "content-type": a.contentType } : {},
           });
-        const client = createPlatformClient({ platform, log, fetch: fetchStub });
+        const client = new HttpPlatformClient({ platform, log, fetch: fetchStub });
         try {
           const ids = await client.stopSignals(new AbortController().signal);
           for (const id of ids) expect(typeof id).toBe("string");

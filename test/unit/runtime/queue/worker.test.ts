@@ -7,6 +7,7 @@ import { readWorkerConfig } from "../../../../src/runtime/options.js";
 import {
   type PlatformClient,
   PlatformHttpError,
+  type SerializedResult,
   type TakeResult,
 } from "../../../../src/runtime/queue/client.js";
 import { platformUrls } from "../../../../src/runtime/queue/urls.js";
@@ -83,7 +84,8 @@ class MemoryPlatform implements PlatformClient {
     );
   }
 
-  async done(jobId: string, result: JobResult, isStream: boolean): Promise<void> {
+  async done(jobId: string, { result, json }: SerializedResult, isStream: boolean): Promise<void> {
+    expect(json).toBe(JSON.stringify(result));
     if (this.refuseFirstResult) {
       this.refuseFirstResult = false;
       throw new PlatformHttpError(413, "Payload Too Large", "too big", `done/${jobId}`);
