@@ -236,7 +236,9 @@ async function runMode(
     // Loaded on demand so queue workers never pay for the HTTP server.
     if (print) {
       const { runLocalRequests } = await import("./lb/local.js");
-      return runLocalRequests(app, config, log.child({ subject: "local" }), print);
+      const local = log.child({ subject: "local" });
+      // A declared model server runs for the test requests too: the routes TS does not declare go to it.
+      return withServerRunning(app, config, local, () => runLocalRequests(app, config, local, print));
     }
     const { serveEndpoint } = await import("./lb/serve.js");
     return serveEndpoint(app, config, log);

@@ -13,7 +13,7 @@ import { createLogger } from "../../src/log/index.js";
 import { serveEndpoint } from "../../src/runtime/lb/serve.js";
 import { readWorkerConfig } from "../../src/runtime/options.js";
 import { eventually } from "../platform/helpers.js";
-import { type Flash, flash, freePort, ROOT } from "../process.js";
+import { type Flash, flash, flashRun, freePort, ROOT } from "../process.js";
 
 const FIXTURE = join(ROOT, "test/fixtures/model-server/openai_server.py");
 let nextPort = 18_800 + (process.pid % 50) * 2;
@@ -249,4 +249,34 @@ describe("flash dev on a load-balanced endpoint wrapping a model server (npm run
     const own = await fetch(`${base}/whoami`, { headers: { authorization: "Bearer lb-key" } });
     expect(await own.json()).toEqual({ endpoint: "llm-proxy", declaredInTs: true });
   }, 90_000);
+});
+
+describe("flash run on a load-balanced endpoint wrapping a model server", () => {
+  it("starts the server, sends the test requests through it (TS routes first), stops it", async () => {
+    const requests = {
+      requests: [
+        { method: "GET", path: "/whoami" },
+        { method: "GET", path: "/v1/models" },
+        {
+          method: "POST",
+          path: "/v1/chat/completions",
+          body: { model: "fixture-model", messages: [{ role: "user", content: "through flash run" }] },
+        },
+      ],
+    };
+    const run = await flashRun(
+      ["run", "test/fixtures/model-server/endpoint.ts", "--test-input", JSON.stringify(requests)],
+      { FIXTURE_PORT: String(await freePort()), FIXTURE_LOAD_SECONDS: "0.3" },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const answers = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers[0]).toEqual({ endpoint: "llm-proxy", declaredInTs: true });
+    expect(answers[1]).toMatchObject({ data: [{ id: "fixture-model" }] });
+    expect(answers[2]).toMatchObject({ choices: [{ message: { content: "echo: through flash run" } }] });
+    expect(run.stderr).toContain("Model server 'fixture-llm' is ready.");
+    expect(run.stderr).toContain("Stopping model server 'fixture-llm'.");
+  }, 60_000);
 });

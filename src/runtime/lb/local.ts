@@ -1,5 +1,6 @@
 // `flash run` on a load-balanced endpoint: send the requests test_input.json describes, through the real server.
 import { existsSync, readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
@@ -87,29 +88,31 @@ export async function runLocalRequests(
     log.error(`Test input from ${input.source}: ${requests}`);
     return 1;
   }
-  const server = new RouteServer(endpoint, { log });
+  const server = new RouteServer(endpoint, { log, server: endpoint.server });
   try {
+    // A real port on loopback: the requests take the path a client's do, a model server's proxy included.
+    await server.app.listen({ host: "127.0.0.1", port: 0 });
     if (!(await server.start())) return 1;
+    const { port } = server.app.server.address() as AddressInfo;
     let failed = 0;
     for (const request of requests) {
       const method = (request.method ?? "GET").toUpperCase();
-      const response = await server.app.inject({
-        method: method as "GET",
-        url: request.path,
-        ...(request.query ? { query: request.query } : {}),
-        ...(request.headers ? { headers: request.headers } : {}),
-        ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
-        ...(request.body === undefined
-          ? {}
-          : { headers: { "content-type": "application/json", ...request.headers } }),
+      const url = new URL(request.path, `http://127.0.0.1:${port}`);
+      for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
+      const json: Record<string, string> = request.body === undefined ? {} : { "content-type": "application/json" };
+      const response = await fetch(url, {
+        method,
+        headers: { ...json, ...request.headers },
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
       });
-      const line = `${method} ${request.path} -> ${response.statusCode}`;
-      if (response.statusCode >= 400) {
+      const body = await response.text();
+      const line = `${method} ${request.path} -> ${response.status}`;
+      if (response.status >= 400) {
         failed++;
-        log.error(`${line} ${response.body}`);
+        log.error(`${line} ${body}`);
       } else {
         log.info(line);
-        print(`${response.body}\n`);
+        print(`${body}\n`);
       }
     }
     log.info(
