@@ -24,7 +24,9 @@ import { streamLogs } from "./worker-logs.js";
 export type { HostWorker } from "../state/rest-workers.js";
 
 /** What the REST routes need from the platform they are part of (src/platform/server.ts). */
-export interface RestHost extends EndpointHost {
+export interface RestHost {
+  /** The platform side of each endpoint: its scheduler entry or load balancer, and its workers. */
+  endpoints: EndpointHost;
   baseUrl(): string;
   logs: LogBook;
   containers: ImageRunner;
@@ -48,7 +50,13 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
   const log = host.log.child({ subject: "rest" });
   const registries = new Registries();
   const endpoints = new RestEndpoints(catalog, registries);
-  const workers = new RestWorkers(host, host.containers, registries, (s) => endpoints.holds(s), log);
+  const workers = new RestWorkers(
+    host.endpoints,
+    host.containers,
+    registries,
+    (s) => endpoints.holds(s),
+    log,
+  );
   const view = (stored: StoredEndpoint) => endpointView(stored, host.baseUrl());
 
   addJsonParser(app, "application/json");
