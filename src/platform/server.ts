@@ -1,6 +1,6 @@
 // startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
 import { existsSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
@@ -16,13 +16,16 @@ import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webh
 import { workerApi } from "./api/worker-api.js";
 import { type WorkerCalls, workerCalls } from "./api/worker-calls.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
-import type { CatalogGpu } from "./rest/catalog.js";
+import { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
 import { type RestHost, restApi } from "./rest/index.js";
 import type { EndpointState } from "./state/endpoint.js";
 import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
 import { newApiKey } from "./state/ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
+import { PodLife } from "./state/pod-life.js";
+import { Pods, podPorts } from "./state/pods.js";
+import { Registries } from "./state/registries.js";
 import { Scheduler } from "./state/scheduler.js";
 import { PlatformEndpoints } from "./workers/endpoints.js";
 import {
@@ -33,6 +36,8 @@ import {
   lbHostRewrite,
   lbProxy,
 } from "./workers/lb-proxy.js";
+import { PodProxy, type ProxiedPod } from "./workers/pod-proxy.js";
+import { PodRunner } from "./workers/pod-runner.js";
 import type { WorkerPool } from "./workers/pool.js";
 import { RestEndpointHost } from "./workers/rest-host.js";
 
@@ -203,6 +208,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const workerCommand = options.workerCommand ?? defaultWorkerCommand;
   const lb = new LbEndpoints(lbOptions(options, log, workerCommand));
   let baseUrl = "";
+  let host = "";
   const endpoints = new PlatformEndpoints({
     scheduler,
     lb,
@@ -224,8 +230,21 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     deadWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.dead.length ?? 0,
   };
 
+  const registries = new Registries();
+  const catalog = options.gpuCatalog ?? DEFAULT_GPU_CATALOG;
+  const pods = new Pods(
+    catalog.map((g) => g.id),
+    registries,
+  );
+  // Requests for `<pod_id>-<port>.localhost` go to the Pod's container; the rest to the platform's routes.
+  const podProxy = new PodProxy((id) => podTarget(pods, id));
   const rewriteUrl = urlRewrite(options.rootEndpoint, isLoopback(bindHost), apiKey);
-  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl });
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    rewriteUrl,
+    serverFactory: (handler) => createServer((req, res) => podProxy.handle(req, res) || handler(req, res)),
+  });
   app.setErrorHandler(errorHandler(platformLog));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
@@ -240,21 +259,31 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
 
   // Endpoints made through the REST API run their image's workers in containers.
   const containers = new ContainerRuntime(options.containers ?? {}, log.child({ subject: "containers" }));
+  const podRunner = new PodRunner({
+    log,
+    bindHost,
+    publicIp: () => host,
+    stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+  });
   const restHost: RestHost = {
     endpoints: new RestEndpointHost(endpoints, scheduler, lb),
+    registries,
+    pods,
+    podLife: new PodLife(podRunner, containers, registries, log.child({ subject: "rest" })),
+    publicIp: () => host,
     baseUrl: () => baseUrl,
     logs,
     containers,
     log,
     apiKey,
-    ...(options.gpuCatalog ? { catalog: options.gpuCatalog } : {}),
+    catalog,
   };
   await app.register(restApi, { host: restHost });
 
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");
-  const host = connectHost(address.address);
+  host = connectHost(address.address);
   baseUrl = `http://${host}:${address.port}`;
   for (const init of options.endpoints ?? []) endpoints.create(init);
   for (const init of options.loadBalanced ?? []) endpoints.createLb(init);
@@ -279,12 +308,23 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       closing ??= (async () => {
         scheduler.close();
         await endpoints.close();
+        await podRunner.close();
         await containers.close();
         await app.close();
         await webhooks.close();
       })();
       return closing;
     },
+  };
+}
+
+/** A Pod as its HTTP proxy sees it: its status and http ports. */
+function podTarget(pods: Pods, id: string): ProxiedPod | undefined {
+  const pod = pods.find(id);
+  if (!pod) return undefined;
+  return {
+    status: pod.status,
+    httpPorts: podPorts(pod).flatMap((p) => (p.type === "http" ? [p.private] : [])),
   };
 }
 

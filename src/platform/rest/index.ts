@@ -1,13 +1,17 @@
 // The REST API v2 subset on the local platform (test/fixtures/runpod-rest-v2.openapi.json): serverless endpoints
-// made from images, their workers, logs and releases, registry credentials and the GPU catalog. Same paths, bodies
-// and status codes as RunPod's, so `flash deploy --api-url http://127.0.0.1:8000` takes the path it takes there.
-// The routes parse, call the state (src/platform/state/: rest-endpoints, releases, registries, rest-workers) and answer.
+// made from images, their workers, logs and releases, Pods (rest/pods.ts), registry credentials and the GPU
+// catalog. Same paths, bodies and status codes as RunPod's, so `flash deploy --api-url http://127.0.0.1:8000`
+// takes the path it takes there.
+// The routes parse, call the state (src/platform/state/: rest-endpoints, releases, registries, rest-workers, pods,
+// pod-life) and answer.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
 import { addJsonParser, checkKey } from "../api/http.js";
 import type { LogBook } from "../console/logs.js";
+import type { PodLife } from "../state/pod-life.js";
+import type { Pods } from "../state/pods.js";
 import { invalidBody } from "../state/problem.js";
-import { Registries } from "../state/registries.js";
+import type { Registries } from "../state/registries.js";
 import {
   type CreateEndpointBody,
   RestEndpoints,
@@ -16,6 +20,7 @@ import {
 } from "../state/rest-endpoints.js";
 import { type EndpointHost, type ImageRunner, RestWorkers } from "../state/rest-workers.js";
 import { type CatalogGpu, catalogEntry, DEFAULT_GPU_CATALOG } from "./catalog.js";
+import { podRoutes } from "./pods.js";
 import { problemHandler } from "./problem.js";
 import { violations } from "./schemas.js";
 import { endpointView, releasesView, workersView } from "./views.js";
@@ -27,6 +32,13 @@ export type { HostWorker } from "../state/rest-workers.js";
 export interface RestHost {
   /** The platform side of each endpoint: its scheduler entry or load balancer, and its workers. */
   endpoints: EndpointHost;
+  /** Registry credentials, which endpoints and Pods pull with. */
+  registries: Registries;
+  /** The Pods, and what runs their containers. */
+  pods: Pods;
+  podLife: PodLife;
+  /** The address a Pod's tcp forwards are reached at. */
+  publicIp(): string;
   baseUrl(): string;
   logs: LogBook;
   containers: ImageRunner;
@@ -48,7 +60,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
   const { host } = options;
   const catalog = host.catalog ?? DEFAULT_GPU_CATALOG;
   const log = host.log.child({ subject: "rest" });
-  const registries = new Registries();
+  const { registries, pods } = host;
   const endpoints = new RestEndpoints(catalog, registries);
   const workers = new RestWorkers(
     host.endpoints,
@@ -115,6 +127,7 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
     streamLogs(request, reply, host.logs, workerId, {
       live: workers.workers(stored).some((w) => w.id === workerId),
       missing: `worker ${workerId} of endpoint ${stored.record.id} not found`,
+      systemPrefix: "Worker:",
     });
   });
 
@@ -127,9 +140,11 @@ export async function restApi(app: FastifyInstance, options: { host: RestHost })
   app.get("/v2/registries/:id", async (request) => registries.get(idOf(request)));
   app.delete("/v2/registries/:id", async (request, reply) => {
     const id = idOf(request);
-    registries.remove(id, endpoints.usingRegistry(id));
+    registries.remove(id, endpoints.usingRegistry(id) ?? pods.usingRegistry(id));
     return reply.code(204).send();
   });
 
   app.get("/v2/catalog/gpus", async () => ({ gpus: catalog.map(catalogEntry) }));
+
+  podRoutes(app, { pods, life: host.podLife, logs: host.logs, log, publicIp: () => host.publicIp() });
 }

@@ -1,17 +1,20 @@
-// GET /v2/serverless/{id}/workers/{workerId}/logs: a worker's log lines as Server-Sent Events, backlog then live.
+// GET /v2/serverless/{id}/workers/{workerId}/logs and /v2/pods/{id}/logs: a worker's or a Pod's log lines as Server-Sent Events, backlog then live.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { LogBook } from "../console/logs.js";
 import { SseStream } from "../console/sse.js";
 import type { LogLine } from "../console/wire.js";
 import { Problem } from "../state/problem.js";
 
-/** Streams the lines about `subject` (a worker or a Pod); `known` says whether it exists when no line does. */
+/**
+ * Streams the lines about `subject` (a worker or a Pod): the platform's own (`systemPrefix`) as `system`, the rest
+ * as `container`; `known` says whether it exists when no line does.
+ */
 export function streamLogs(
   request: FastifyRequest,
   reply: FastifyReply,
   logs: LogBook,
   subject: string,
-  known: { live: boolean; missing: string },
+  known: { live: boolean; missing: string; systemPrefix: string },
 ): void {
   const query = request.query as { tail?: string; source?: string };
   const tail = query.tail === undefined ? 100 : Number(query.tail);
@@ -25,7 +28,7 @@ export function streamLogs(
   const backlog = logs.recent(about, 5000);
   if (!known.live && backlog.length === 0) throw new Problem(404, known.missing);
   const source = (line: LogLine) =>
-    line.subject === subject && !line.message.startsWith("Worker:") ? "container" : "system";
+    line.subject === subject && !line.message.startsWith(known.systemPrefix) ? "container" : "system";
   const wanted = (line: LogLine) =>
     about(line) && (query.source === undefined || source(line) === query.source);
   const stream = new SseStream(reply);

@@ -245,13 +245,7 @@ export class RestEndpoints {
       );
     }
     if (record.gpu) this.checkGpu(record.gpu);
-    for (const [i, flavor] of (record.cpu ?? []).entries()) {
-      if (!/^cpu\d+[cgm]$/.test(flavor.id))
-        throw new Problem(400, `cpu[${i}].id: unknown CPU flavor ${flavor.id}`);
-      if ((flavor.vcpuCount & (flavor.vcpuCount - 1)) !== 0) {
-        throw new Problem(400, `cpu[${i}].vcpuCount: ${flavor.vcpuCount} is not a power of two`);
-      }
-    }
+    for (const [i, flavor] of (record.cpu ?? []).entries()) checkCpuFlavor(flavor, `cpu[${i}]`);
     if (record.registry !== null && !this.registries.has(record.registry)) {
       throw new Problem(400, `registry: no registry credential ${record.registry}`);
     }
@@ -309,7 +303,16 @@ function updatedGpu(
   return gpu;
 }
 
-function cpuConfig(cpu: { id: string; vcpuCount: number }) {
+/** A CPU flavor's id and vCPU count, the 400 naming the field (at: `cpu[0]`, `cpu`) when wrong. */
+export function checkCpuFlavor(flavor: { id: string; vcpuCount: number }, at: string): void {
+  if (!/^cpu\d+[cgm]$/.test(flavor.id)) throw new Problem(400, `${at}.id: unknown CPU flavor ${flavor.id}`);
+  if ((flavor.vcpuCount & (flavor.vcpuCount - 1)) !== 0) {
+    throw new Problem(400, `${at}.vcpuCount: ${flavor.vcpuCount} is not a power of two`);
+  }
+}
+
+/** A CPU flavor with its memory: vCPUs times the family's GB per vCPU. */
+export function cpuConfig(cpu: { id: string; vcpuCount: number }) {
   const family = /^cpu\d+([cgm])$/.exec(cpu.id)?.[1] ?? "c";
   return { id: cpu.id, vcpuCount: cpu.vcpuCount, memory: cpu.vcpuCount * (RAM_PER_VCPU[family] ?? 2) };
 }

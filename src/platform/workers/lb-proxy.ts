@@ -167,7 +167,8 @@ const HOP_BY_HOP = new Set([
   "host",
 ]);
 
-function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+/** The headers a proxy passes on: all but the hop-by-hop ones and Host. */
+export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
   return out;

@@ -1,0 +1,57 @@
+// The Pods' HTTP proxy: `http://<pod_id>-<port>.localhost:<platform port>/<path>`, the platform's form of RunPod's
+// `https://<pod_id>-<port>.proxy.runpod.net/<path>`, sent to the Pod's container port on loopback. Like RunPod's,
+// it asks for no API key: an exposed http port is public.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { forwardHeaders } from "./lb-proxy.js";
+
+/** `<pod_id>-<port>.localhost[:port]`. */
+const POD_HOST = /^([a-z0-9]+)-(\d{1,5})\.localhost(?::\d+)?$/i;
+
+/** A Pod as the proxy needs it. */
+export interface ProxiedPod {
+  status: string;
+  httpPorts: number[];
+}
+
+export class PodProxy {
+  constructor(private readonly find: (podId: string) => ProxiedPod | undefined) {}
+
+  /** Answers a request whose Host names a Pod's port; false when it names none (the platform's routes take it). */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const m = POD_HOST.exec(req.headers.host ?? "");
+    const podId = m?.[1]?.toLowerCase();
+    const pod = podId ? this.find(podId) : undefined;
+    if (!m || !podId || !pod) return false;
+    const port = Number(m[2]);
+    if (!pod.httpPorts.includes(port)) {
+      const exposed = pod.httpPorts.map((p) => `${p}/http`).join(", ") || "none";
+      answer(res, 404, `Pod ${podId} exposes no port ${port}/http (its http ports: ${exposed})`);
+      return true;
+    }
+    if (pod.status !== "RUNNING") {
+      answer(res, 502, `Pod ${podId} is ${pod.status}, not RUNNING: nothing answers on port ${port} yet`);
+      return true;
+    }
+    const upstream = httpRequest(
+      { host: "127.0.0.1", port, method: req.method, path: req.url, headers: forwardHeaders(req.headers) },
+      (reply) => {
+        res.writeHead(reply.statusCode ?? 502, forwardHeaders(reply.headers));
+        reply.pipe(res);
+      },
+    );
+    upstream.once("error", (err) => {
+      if (res.headersSent) res.destroy();
+      else answer(res, 502, `Pod ${podId}: nothing answers on port ${port} (${err.message})`);
+    });
+    res.once("close", () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+    return true;
+  }
+}
+
+function answer(res: ServerResponse, status: number, error: string): void {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+  res.end(JSON.stringify({ error }));
+}
