@@ -253,7 +253,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
   await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
-  await app.register(lbProxy, { ctx, endpoints: lb });
+  await app.register(lbProxy, {
+    ctx,
+    endpoints: lb,
+    claimUpgrade: (req, socket, head) => podProxy.upgrade(req, socket, head),
+  });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
 

@@ -1,7 +1,7 @@
 // A Pod on the local platform for real: a small image (an HTTP server and a TCP echo server on the stand-in node
 // base) built with buildah and pushed to a real OCI registry on loopback, created through REST v2 (every exchange
 // judged by the OpenAPI document), pulled and run as a buildah container; called through the
-// `<pod_id>-<port>.localhost` proxy and through its tcp forward, updated, stopped, started, its logs read, deleted.
+// `<pod_id>-<port>.localhost` proxy (an upgrade too) and through its tcp forward, updated, stopped, started, its logs read, deleted.
 // Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under the buildah lock.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -37,7 +37,12 @@ const http = Number(process.env.HTTP_PORT), tcp = Number(process.env.TCP_PORT);
 createServer((req, res) => {
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify({ path: req.url, greeting: process.env.GREETING, pod: process.env.RUNPOD_POD_ID }));
-}).listen(http, "127.0.0.1", () => console.log("pod app listening on " + http));
+})
+  .on("upgrade", (req, socket) => {
+    socket.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n");
+    socket.pipe(socket);
+  })
+  .listen(http, "127.0.0.1", () => console.log("pod app listening on " + http));
 createTcpServer((socket) => socket.pipe(socket)).listen(tcp, "127.0.0.1");
 `;
 
@@ -51,6 +56,32 @@ function viaHost(port: number, host: string, path: string): Promise<{ status: nu
       });
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
     });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** An upgrade through the platform with a Host header, then one line sent on the socket and the line echoed. */
+function upgradeEcho(port: number, host: string, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      path: "/socket",
+      headers: { host, connection: "Upgrade", upgrade: "echo" },
+    });
+    req.on("upgrade", (_res, socket, head) => {
+      let got = head.toString();
+      socket.on("data", (chunk: Buffer) => {
+        got += chunk.toString();
+        if (got.includes("\n")) {
+          socket.end();
+          resolve(got.split("\n")[0]!);
+        }
+      });
+      socket.write(`${line}\n`);
+    });
+    req.on("response", (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
     req.on("error", reject);
     req.end();
   });
@@ -199,6 +230,7 @@ describe("a Pod on the local platform: created from an image, called through its
         });
       expect(await call("hello")).toEqual({ path: "/hello?x=1", greeting: "hello", pod: id });
       expect(await echo(forward.ip, forward.public, "ping over tcp")).toBe("ping over tcp");
+      expect(await upgradeEcho(platform.port, host, "through an upgrade")).toBe("through an upgrade");
 
       // An env change remakes the container: the new one answers with it.
       const patched = await api("PATCH", `/v2/pods/${id}`, {
