@@ -28,6 +28,7 @@ export interface PodRunnerOptions {
 
 export class PodRunner implements PodHost {
   private readonly running = new Map<string, Running>();
+  private closed = false;
 
   constructor(private readonly options: PodRunnerOptions) {}
 
@@ -37,12 +38,19 @@ export class PodRunner implements PodHost {
     exited: (how: string, ok: boolean) => void,
   ): Promise<Map<number, number>> {
     await this.stop(pod);
+    // A pull that ends while the platform closes starts nothing.
+    if (this.closed) throw new Error("the platform is closing");
     const forwards: Server[] = [];
     const tcp = new Map<number, number>();
-    for (const port of podPorts(pod).filter((p) => p.type === "tcp")) {
-      const server = await forward(port.private, this.options.bindHost);
-      forwards.push(server);
-      tcp.set(port.private, (server.address() as { port: number }).port);
+    try {
+      for (const port of podPorts(pod).filter((p) => p.type === "tcp")) {
+        const server = await forward(port.private, this.options.bindHost);
+        forwards.push(server);
+        tcp.set(port.private, (server.address() as { port: number }).port);
+      }
+    } catch (err) {
+      for (const server of forwards) server.close();
+      throw err;
     }
     // RunPod's variables for the Pod's own use: its id, public IP and the public port of each tcp port.
     const env: Record<string, string> = {
@@ -87,6 +95,7 @@ export class PodRunner implements PodHost {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.running.keys()].map((id) => this.stopById(id)));
   }
 

@@ -1,6 +1,10 @@
-// Pods' state without HTTP: the actions each status allows, ports, which updates remake the container, locks.
+// Pods' state without HTTP: the actions each status allows, ports, which updates remake the container, locks, and
+// a Pod's life (pull, run, stop, start) against a runner that records what it is asked.
 import { describe, expect, it } from "vitest";
+import { createLogger } from "../../../../src/log/index.js";
 import { DEFAULT_GPU_CATALOG } from "../../../../src/platform/rest/catalog.js";
+import type { WorkerLaunch } from "../../../../src/platform/state/endpoint.js";
+import { type PodHost, PodLife } from "../../../../src/platform/state/pod-life.js";
 import { type CreatePodBody, Pods, parsePort, podActions } from "../../../../src/platform/state/pods.js";
 import { Problem } from "../../../../src/platform/state/problem.js";
 import { Registries } from "../../../../src/platform/state/registries.js";
@@ -83,5 +87,66 @@ describe("Pods", () => {
         }),
       ),
     ).toBe("400 mounts.persistent: CPU Pods cannot have one");
+  });
+});
+
+describe("PodLife", () => {
+  /** A runner that records runs and stops, and pulls that finish when the test says. */
+  function life() {
+    const runs: string[] = [];
+    const pulls: { resolve: (launch: WorkerLaunch) => void; reject: (err: Error) => void }[] = [];
+    const host: PodHost = {
+      run: async (pod) => {
+        runs.push(`run ${pod.id}`);
+        return new Map([[22, 40022]]);
+      },
+      stop: async (pod) => {
+        runs.push(`stop ${pod.id}`);
+      },
+    };
+    const images = {
+      prepare: () =>
+        new Promise<{ launch: WorkerLaunch }>((resolve, reject) =>
+          pulls.push({ resolve: (launch) => resolve({ launch }), reject }),
+        ),
+      remove: async () => {},
+    };
+    const registries = new Registries();
+    const log = createLogger({ level: "ERROR", json: false, destination: { write: () => {} } });
+    const pods = new Pods(["NVIDIA L4"], registries);
+    return { runs, pulls, pods, life: new PodLife(host, images, registries, log) };
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+
+  it("PROVISIONING while it pulls, RUNNING with its forwards once run; a start after a stop pulls nothing", async () => {
+    const { runs, pulls, pods, life: podLife } = life();
+    const pod = pods.create(POD);
+    podLife.start(pod);
+    expect(pod.status).toBe("PROVISIONING");
+    pulls[0]!.resolve(() => ["run"]);
+    await settle();
+    expect(pod).toMatchObject({ status: "RUNNING", tcp: new Map([[22, 40022]]) });
+    await podLife.stop(pod);
+    expect(pod.status).toBe("EXITED");
+    podLife.start(pod);
+    await settle();
+    expect(pod.status).toBe("RUNNING");
+    expect(pulls).toHaveLength(1);
+    expect(runs).toEqual([`run ${pod.id}`, `stop ${pod.id}`, `run ${pod.id}`]);
+  });
+
+  it("a stop while it pulls wins: the pull that ends later runs nothing; a failed pull is ERROR", async () => {
+    const { runs, pulls, pods, life: podLife } = life();
+    const pod = pods.create(POD);
+    podLife.start(pod);
+    await podLife.stop(pod);
+    pulls[0]!.resolve(() => ["run"]);
+    await settle();
+    expect(pod.status).toBe("EXITED");
+    expect(runs).toEqual([`stop ${pod.id}`]);
+    podLife.start(pod);
+    pulls[1]!.reject(new Error("manifest unknown"));
+    await settle();
+    expect(pod).toMatchObject({ status: "ERROR", error: "manifest unknown" });
   });
 });
