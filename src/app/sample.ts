@@ -41,7 +41,7 @@ export function playgroundSample(file: string): string | undefined {
     return JSON.stringify({
       method: typeof first.method === "string" ? first.method.toUpperCase() : "GET",
       path: query ? `${first.path}?${query}` : first.path,
-      ...(first.body !== undefined ? { body: first.body } : {}),
+      body: first.body,
     });
   } catch {
     // None, or not JSON: the playground starts from its default body.

@@ -115,7 +115,7 @@ export function runTool(
     const child = spawn(command!, argv, {
       stdio: ["ignore", "pipe", "pipe"],
       env: (options.env ?? process.env) as NodeJS.ProcessEnv,
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal: options.signal,
     });
     let stdout = "";
     let output = "";

@@ -167,12 +167,12 @@ function lbOptions(
     log,
     workerCommand,
     stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
-    ...(options.lbReadyWaitMs === undefined ? {} : { readyWaitMs: options.lbReadyWaitMs }),
-    ...(options.lbAffinityWaitMs === undefined ? {} : { affinityWaitMs: options.lbAffinityWaitMs }),
+    readyWaitMs: options.lbReadyWaitMs,
+    affinityWaitMs: options.lbAffinityWaitMs,
     ...(options.lbProcessingTimeoutMs === undefined
       ? {}
       : { processingTimeoutMs: options.lbProcessingTimeoutMs }),
-    ...(options.lbPayloadLimitBytes === undefined ? {} : { payloadLimitBytes: options.lbPayloadLimitBytes }),
+    payloadLimitBytes: options.lbPayloadLimitBytes,
   };
 }
 

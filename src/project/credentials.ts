@@ -107,6 +107,7 @@ export function saveApiKey(key: string, home = homedir(), apiUrl?: string): stri
     // A corrupted file is what login is run to fix: it is replaced.
   }
   const profile = typeof doc.default === "object" && doc.default !== null ? doc.default : {};
+  // No `api_url` line unless one was given: the file keeps what runpodctl and runpod-python write.
   doc.default = { ...profile, api_key: key, ...(apiUrl ? { api_url: apiUrl } : {}) };
   const temporary = `${path}.${process.pid}.tmp`;
   try {

@@ -121,6 +121,7 @@ export async function callRemote(
   const error = run.result?.error;
   return {
     success: response.success,
+    // The result's shape: `value` only when the function returned one, `error` only when it failed.
     ...(response.result !== null ? { value: deserializeArg(response.result) } : {}),
     ...(error !== undefined ? { error: String(error) } : {}),
     stdout: response.stdout ?? "",

@@ -156,7 +156,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     const { endpoint } = plan;
     // An image with several endpoints runs each one's file; a project's own Dockerfile keeps its CMD.
     const args = image.ownDockerfile || !several ? undefined : endpoint.file;
-    const body: CreateEndpointRequest = { ...plan.body, ...(registry ? { registry } : {}) };
+    const body: CreateEndpointRequest = { ...plan.body, registry };
     if (!args) delete body.args;
     const endpointLog = log.child({ subject: `Endpoint:${endpoint.name}` });
     try {

@@ -96,6 +96,7 @@ export function gpuSelection(
       `Endpoint ${endpoint}: the GPU catalog has no serverless pool to run it on`,
     );
   }
+  // No excludedTypes key unless a type is excluded: an empty list is a different PATCH.
   return { pools, ...(excluded.length > 0 ? { excludedTypes: [...new Set(excluded)].sort() } : {}) };
 }
 
@@ -103,6 +104,7 @@ export function gpuSelection(
 export function createRequest(input: MappingInput): CreateEndpointRequest {
   const { endpoint } = input;
   const loadBalanced = endpoint.kind === "load-balanced";
+  // A load-balanced worker is told its ports; a queue worker gets no PORT variable at all.
   const env = { ...(endpoint.env ?? {}), ...(loadBalanced ? { PORT: LB_PORT, PORT_HEALTH: LB_PORT } : {}) };
   const body: CreateEndpointRequest = {
     name: endpoint.name,
@@ -112,6 +114,7 @@ export function createRequest(input: MappingInput): CreateEndpointRequest {
     workers: {
       min: endpoint.workers[0],
       max: endpoint.workers[1],
+      // Absent, RunPod applies its default idle timeout.
       ...(endpoint.idleTimeout ? { idleTimeout: endpoint.idleTimeout } : {}),
     },
     scaling: loadBalanced ? { ...LB_SCALING } : { ...QUEUE_SCALING },
@@ -128,6 +131,7 @@ export function createRequest(input: MappingInput): CreateEndpointRequest {
     body.gpu = {
       ...gpuSelection(gpus, input.catalog ?? [], endpoint.name),
       count: 1,
+      // Absent, any CUDA version; an empty string would be refused.
       ...(endpoint.minCudaVersion ? { minCudaVersion: endpoint.minCudaVersion } : {}),
     };
   }

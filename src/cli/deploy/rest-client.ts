@@ -213,7 +213,7 @@ export class RestClient {
       method,
       url: `${this.url}${path}`,
       headers: this.headers("application/json", body !== undefined),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: REQUEST_TIMEOUT_MS,
       what: `${method} ${path}`,
       // A create is not retried on an error answer: the endpoint may exist by then.

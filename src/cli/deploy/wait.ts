@@ -46,7 +46,7 @@ export function readTestInput(root: string, file: string): TestInput | undefined
     kind: "request",
     method: parsed.method ?? "GET",
     path: parsed.path ?? "/",
-    ...(parsed.body === undefined ? {} : { body: parsed.body }),
+    body: parsed.body,
   };
 }
 

@@ -90,13 +90,11 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     }
     return scheduler.submit(endpoint, {
       input: body.input,
-      ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
-      ...(body.s3Config === undefined ? {} : { s3Config: body.s3Config }),
-      ...(body.policy?.executionTimeout === undefined
-        ? {}
-        : { executionTimeoutMs: body.policy.executionTimeout }),
-      ...(body.policy?.ttl === undefined ? {} : { ttlMs: body.policy.ttl }),
-      ...(body.policy?.lowPriority === undefined ? {} : { lowPriority: body.policy.lowPriority }),
+      webhook: body.webhook,
+      s3Config: body.s3Config,
+      executionTimeoutMs: body.policy?.executionTimeout,
+      ttlMs: body.policy?.ttl,
+      lowPriority: body.policy?.lowPriority,
       sync,
     });
   };

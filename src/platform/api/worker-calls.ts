@@ -23,8 +23,8 @@ export interface TakenJob {
 export const takenJob = (job: JobRecord): TakenJob => ({
   id: job.id,
   input: job.input,
-  ...(job.webhook === undefined ? {} : { webhook: job.webhook }),
-  ...(job.s3Config === undefined ? {} : { s3Config: job.s3Config }),
+  webhook: job.webhook,
+  s3Config: job.s3Config,
 });
 
 /** What job-done and job-stream answer: the job's status, and `ignored` for a harmless repeat. */
@@ -88,7 +88,7 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       if (outcome === "conflict") {
         throw new HttpError(409, `Job ${jobId} already has a different final result; the first one stands`);
       }
-      return { id: job.id, status: job.status, ...(outcome === "ignored" ? { ignored: true as const } : {}) };
+      return { id: job.id, status: job.status, ignored: outcome === "ignored" ? true : undefined };
     },
     async stops(signal) {
       const ep = endpoint();

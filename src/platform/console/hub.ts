@@ -209,8 +209,8 @@ export class ConsoleHub {
       workerList: this.workers(endpoint),
       workersRunning: this.sources.pool(endpoint.id)?.size ?? endpoint.workers.size,
       workersUnhealthy: 0,
-      ...(endpoint.config.sample ? { sample: endpoint.config.sample } : {}),
-      ...(endpoint.config.openaiCompatible ? { openaiCompatible: true } : {}),
+      sample: endpoint.config.sample,
+      openaiCompatible: endpoint.config.openaiCompatible,
     }));
     for (const endpoint of out) {
       endpoint.workersUnhealthy = endpoint.workerList.filter((w) => w.state === "unhealthy").length;
@@ -239,7 +239,7 @@ export class ConsoleHub {
         workersRunning: info.workersRunning,
         workersReady: info.workersReady,
         workersUnhealthy: lb.dead.length + lb.workerList().filter((w) => w.state === "unhealthy").length,
-        ...(info.sample ? { sample: info.sample } : {}),
+        sample: info.sample,
       });
     }
     return out;

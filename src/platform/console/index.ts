@@ -74,12 +74,12 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   const { ctx } = options;
   const gpu = gpuLabel(await gpuFacts());
   const hub = new ConsoleHub({
-    ...(gpu ? { gpu } : {}),
+    gpu,
     scheduler: ctx.scheduler,
     pool: options.pool,
     logs: options.logs,
-    ...(options.lb ? { lb: options.lb } : {}),
-    ...(options.flushMs === undefined ? {} : { flushMs: options.flushMs }),
+    lb: options.lb,
+    flushMs: options.flushMs,
   });
   app.addHook("onClose", async () => hub.close());
   const assets = new PageAssets(options.pageDirectory);

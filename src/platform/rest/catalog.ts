@@ -48,6 +48,7 @@ export function catalogEntry(gpu: CatalogGpu) {
     memory: gpu.memory,
     secure: true,
     community: false,
+    // Only a type sold in a serverless pool has a serverless price in RunPod's answer.
     price: { secure: 0, community: 0, ...(gpu.pool ? { serverless: 0 } : {}) },
     maxCount: { secure: 8, community: 0 },
   };

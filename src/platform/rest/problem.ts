@@ -18,10 +18,13 @@ const TITLES: Record<number, string> = {
 };
 
 export function sendProblem(reply: FastifyReply, status: number, detail: string, errors?: string[]) {
-  return reply
-    .code(status)
-    .type("application/problem+json")
-    .send({ title: TITLES[status] ?? "Error", status, detail, ...(errors?.length ? { errors } : {}) });
+  return (
+    reply
+      .code(status)
+      .type("application/problem+json")
+      // RFC 9457: `errors` appears only when there are some.
+      .send({ title: TITLES[status] ?? "Error", status, detail, ...(errors?.length ? { errors } : {}) })
+  );
 }
 
 /** The REST routes' error handler: Problems as they are, anything else as a problem body too. */

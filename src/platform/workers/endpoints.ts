@@ -121,8 +121,8 @@ export class PlatformEndpoints {
       executionTimeoutMs: config.executionTimeoutMs,
       idleTimeoutMs: config.idleTimeoutMs,
       maxRetries: config.maxRetries,
-      ...(config.command ? { command: config.command } : {}),
-      ...(config.cwd ? { cwd: config.cwd } : {}),
+      command: config.command,
+      cwd: config.cwd,
       workersRunning: this.pools.get(config.id)?.size ?? 0,
     };
   }
@@ -165,10 +165,10 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     maxRetries: init.maxRetries ?? ENDPOINT_DEFAULTS.maxRetries,
     workers: [min, max],
     idleTimeoutMs: init.idleTimeoutMs ?? ENDPOINT_DEFAULTS.idleTimeoutMs,
-    ...(command ? { command } : {}),
-    ...(init.cwd ? { cwd: init.cwd } : {}),
+    command,
+    cwd: init.cwd,
     env: init.env ?? {},
-    ...(sample ? { sample } : {}),
-    ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
+    sample,
+    openaiCompatible: init.openaiCompatible,
   };
 }

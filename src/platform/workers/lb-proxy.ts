@@ -444,7 +444,7 @@ export class LbEndpoint {
       workers: this.workers,
       workersRunning: this.running,
       workersReady: this.ready,
-      ...(this.sample ? { sample: this.sample } : {}),
+      sample: this.sample,
     };
   }
 
@@ -505,6 +505,7 @@ export class LbEndpoint {
     const env = {
       ...this.init.env,
       PORT: "0",
+      // An unset PORT_HEALTH means "the health check is on PORT" to the worker.
       ...(this.separateHealthPort ? { PORT_HEALTH: "0" } : {}),
       FLASH_LB_HOST: "127.0.0.1",
       RUNPOD_POD_ID: id,

@@ -240,7 +240,7 @@ export class WorkerPool {
   get processList(): { id: string; pid?: number; startedAt: number; stopping: boolean }[] {
     return [...this.processes.values()].map((p) => ({
       id: p.id,
-      ...(p.child.pid === undefined ? {} : { pid: p.child.pid }),
+      pid: p.child.pid,
       startedAt: p.startedAt,
       stopping: p.stopping,
     }));

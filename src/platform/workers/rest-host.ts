@@ -21,11 +21,7 @@ export class RestEndpointHost implements EndpointHost {
   updateQueue(config: EndpointConfig): void {
     const endpoint = this.scheduler.endpoint(config.id);
     // The launch stays: the image did not change (a new one comes through setLaunch).
-    if (endpoint)
-      endpoint.config = {
-        ...config,
-        ...(endpoint.config.launch ? { launch: endpoint.config.launch } : {}),
-      };
+    if (endpoint) endpoint.config = { ...config, launch: endpoint.config.launch };
     this.endpoints.pools.get(config.id)?.scale();
   }
 

@@ -99,7 +99,8 @@ export async function runLocalRequests(
       const method = (request.method ?? "GET").toUpperCase();
       const url = new URL(request.path, `http://127.0.0.1:${port}`);
       for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
-      const json: Record<string, string> = request.body === undefined ? {} : { "content-type": "application/json" };
+      const json: Record<string, string> =
+        request.body === undefined ? {} : { "content-type": "application/json" };
       const response = await fetch(url, {
         method,
         headers: { ...json, ...request.headers },

@@ -60,8 +60,8 @@ export class Api {
     const response = await fetch(path, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
       headers,
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      ...(init.signal ? { signal: init.signal } : {}),
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: init.signal,
     });
     if (response.status === 401) {
       this.onUnauthorized();

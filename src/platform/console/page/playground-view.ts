@@ -241,7 +241,7 @@ export class PlaygroundView {
     try {
       const response = await this.api.fetch(`/lb/${encodeURIComponent(endpointId)}${path}`, {
         method,
-        ...(body === null ? {} : { body }),
+        body: body ?? undefined,
       });
       const text = await response.text();
       const took = performance.now() - started;
