@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { Endpoint } from "../../src/app/endpoint.js";
 import { server } from "../../src/app/model-server/declare.js";
 import { createLogger } from "../../src/log/index.js";
@@ -278,5 +279,66 @@ describe("flash run on a load-balanced endpoint wrapping a model server", () => 
     expect(answers[2]).toMatchObject({ choices: [{ message: { content: "echo: through flash run" } }] });
     expect(run.stderr).toContain("Model server 'fixture-llm' is ready.");
     expect(run.stderr).toContain("Stopping model server 'fixture-llm'.");
+  }, 60_000);
+});
+
+describe("WebSockets through a load-balanced endpoint wrapping a model server", () => {
+  const folder = mkdtempSync(join(tmpdir(), "flash-ms-ws-"));
+  const readyFile = join(folder, "ready");
+  let lb: Running;
+  let stop: (reason: string) => void = () => {};
+  beforeAll(async () => {
+    const port = await freePort();
+    const model = server({
+      command: process.execPath,
+      args: [join(ROOT, "test/fixtures/model-server/ws_server.mjs"), String(port)],
+      env: { FIXTURE_READY_FILE: readyFile },
+      port,
+      name: "ws-server",
+    });
+    const api = new Endpoint({ name: "ws-proxy", server: model });
+    // A socket route declared in TS wins over the server for its path.
+    api.websocket("/ts/:room", async (socket) => {
+      for await (const message of socket) socket.send(`ts: ${String(message)} (${socket.path})`);
+    });
+    const lines: string[] = [];
+    const log = createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } });
+    const { config } = readWorkerConfig(["--port", "0", "--host", "127.0.0.1", "--grace-period", "5"], {});
+    const stopped = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    const exitCode = serveEndpoint(api, config, log, { stop: stopped });
+    const url = await eventually(
+      () => lines.map((l) => /listening on (http:\/\/\S+)/.exec(l)?.[1]).find(Boolean),
+      "the listening line",
+    );
+    lb = { url, lines, exitCode, stop: () => stop("test over") };
+  }, 60_000);
+  afterAll(async () => {
+    lb?.stop();
+    expect(await lb?.exitCode).toBe(0);
+  }, 60_000);
+
+  /** Opens a WebSocket, sends one message, resolves with the first answer (or the refusal's status). */
+  function exchange(path: string, message: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${lb.url.replace("http", "ws")}${path}`);
+      ws.once("open", () => ws.send(message));
+      ws.once("message", (data) => {
+        resolve(String(data));
+        ws.close();
+      });
+      ws.once("unexpected-response", (_req, res) => resolve(`refused ${res.statusCode}`));
+      ws.once("error", reject);
+    });
+  }
+
+  it("refuses upgrades with 503 until the server is healthy, then tunnels them to it; TS socket routes win", async () => {
+    await eventually(() => lb.lines.some((l) => l.includes("| ws-server | ws fixture on")), "the server");
+    expect(await exchange("/ws?client=1", "early")).toBe("refused 503");
+    writeFileSync(readyFile, "");
+    await eventually(async () => (await fetch(`${lb.url}/ping`)).status === 200, "/ping 200", 30_000);
+    expect(await exchange("/ws?client=1", "progress?")).toBe("server: progress? (/ws?client=1)");
+    expect(await exchange("/ts/blue", "hello")).toBe("ts: hello (/ts/blue)");
   }, 60_000);
 });

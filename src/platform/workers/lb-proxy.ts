@@ -2,19 +2,14 @@
 // (200 ready, 204 initializing, anything else unhealthy: docs/toolkit.md §4.2), and a proxy from
 // `/lb/<endpoint_id>/<path>` to a ready worker.
 import { type ChildProcess, spawn } from "node:child_process";
-import {
-  Agent,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  STATUS_CODES,
-} from "node:http";
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { timeoutMessage } from "../../app/rules.js";
 import { playgroundSample, sampleRoute } from "../../app/sample.js";
+import { forwardHeaders, refuseUpgrade, upgradeHead } from "../../http/proxy.js";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
 import type { PlatformContext } from "../api/context.js";
@@ -154,26 +149,6 @@ const CLIENT_GONE = 499;
 const LISTENING = /listening on http:\/\/[^:\s]+:(\d+)/;
 /** Its line that names the health port (src/runtime/lb/health.ts healthLine). */
 const HEALTH_LISTENING = /Health checks on http:\/\/[^:\s]+:(\d+)\//;
-/** Headers that describe one connection, not the request (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-]);
-
-/** The headers a proxy passes on: all but the hop-by-hop ones and Host. */
-export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const out: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
-  return out;
-}
-
 /** The worker processes of one load-balanced endpoint. */
 export class LbEndpoint {
   readonly name: string;
@@ -790,26 +765,6 @@ export async function lbProxy(
   app.addHook("onClose", async () => {
     app.server.off("upgrade", onUpgrade);
   });
-}
-
-/** An upgrade request's head as it is sent on to a port on loopback: its own headers, the Host that port's. */
-export function upgradeHead(req: IncomingMessage, path: string, port: number): string {
-  const lines = [`${req.method} ${path} HTTP/1.1`];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
-  }
-  lines.push(`Host: 127.0.0.1:${port}`);
-  return `${lines.join("\r\n")}\r\n\r\n`;
-}
-
-/** An HTTP answer on a socket that asked to upgrade, then the socket closed. */
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ error: message });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
 }
 
 /**

@@ -1,10 +1,9 @@
 // The Pods' HTTP proxy: `http://<pod_id>-<port>.localhost:<platform port>/<path>`, the platform's form of RunPod's
 // `https://<pod_id>-<port>.proxy.runpod.net/<path>`, sent to the Pod's container port on loopback. Like RunPod's,
 // it asks for no API key: an exposed http port is public. Upgrades (WebSockets) are tunnelled as they come.
-import { request as httpRequest, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
-import { connect } from "node:net";
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { forwardHeaders, upgradeHead } from "./lb-proxy.js";
+import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
 
 /** `<pod_id>-<port>.localhost[:port]`. */
 const POD_HOST = /^([a-z0-9]+)-(\d{1,5})\.localhost(?::\d+)?$/i;
@@ -50,20 +49,8 @@ export class PodProxy {
     const target = this.target(req);
     if (!target) return false;
     const { refusal, port } = target;
-    if (refusal) {
-      const body = JSON.stringify({ error: refusal.error });
-      socket.end(
-        `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-      );
-      return true;
-    }
-    const upstream = connect(port, "127.0.0.1");
-    upstream.write(upgradeHead(req, req.url ?? "/", port));
-    if (head.length > 0) upstream.write(head);
-    upstream.pipe(socket).pipe(upstream);
-    upstream.once("error", () => socket.destroy());
-    socket.once("error", () => upstream.destroy());
-    socket.once("close", () => upstream.destroy());
+    if (refusal) refuseUpgrade(socket, refusal.status, refusal.error);
+    else tunnelUpgrade(req, socket, head, port);
     return true;
   }
 

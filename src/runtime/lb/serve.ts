@@ -2,10 +2,12 @@
 
 import type { Endpoint } from "../../app/endpoint.js";
 import { ServerStartError } from "../../app/model-server/errors.js";
+import { pathMatcher } from "../../app/rules.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import { isFlashError } from "../../errors.js";
 import { nextShutdownSignal, onShutdownSignal } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
+import { proxyUpgrades } from "../model-server/proxy.js";
 import type { SupervisedServer } from "../model-server/supervise.js";
 import type { WorkerConfig } from "../options.js";
 import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./health.js";
@@ -73,6 +75,15 @@ export async function serveEndpoint(
     signals?.dispose();
     await supervised?.stop();
     return 1;
+  }
+  // After listen, so @fastify/websocket's listener is in place to take the upgrades TS declares.
+  if (model) {
+    const sockets = endpoint.sockets.map((s) => pathMatcher(s.path));
+    proxyUpgrades(server.app.server, model, {
+      ready: () => server.state === "READY",
+      declared: (path) => sockets.some((matcher) => matcher.test(path)),
+      endpoint: name,
+    });
   }
   const address = server.app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

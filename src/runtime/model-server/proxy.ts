@@ -1,12 +1,9 @@
-// Load-balanced mode: every request no TS route declares goes to the model server, bodies streamed both ways.
-import {
-  Agent,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
+// Load-balanced mode: every request no TS route declares goes to the model server, bodies streamed both ways, and
+// so does every WebSocket no TS socket route declares.
+import { Agent, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { ModelServer } from "../../app/model-server/declare.js";
+import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
 import type { Logger } from "../../log/index.js";
 
 export interface ProxyOptions {
@@ -17,27 +14,6 @@ export interface ProxyOptions {
   ready(): boolean;
   /** The endpoint's name, for the answers the proxy gives itself. */
   endpoint: string;
-}
-
-/** Connection-level headers (RFC 9110 §7.6.1) stay on their own hop. */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-function forward(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const out: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!HOP_BY_HOP.has(name) && value !== undefined) out[name] = value;
-  }
-  return out;
 }
 
 /** Handles one raw request: relays it, or passes it to `next` (fastify) when a TS route or /ping declares it. */
@@ -82,12 +58,12 @@ export function proxyFirst(
         port,
         method: req.method,
         path: url,
-        headers: { ...forward(req.headers), host: `127.0.0.1:${port}` },
+        headers: { ...forwardHeaders(req.headers), host: `127.0.0.1:${port}` },
         agent,
       },
       (answer) => {
         clearTimeout(timer);
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forward(answer.headers));
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.headers));
         // Each piece goes out as it arrives (pipe does not buffer); an event stream's headers go at once, so the
         // client sees the answer start before the first token. Other answers' headers ride with their body.
         if (answer.headers["content-type"]?.startsWith("text/event-stream")) res.flushHeaders();
@@ -120,4 +96,34 @@ export function proxyFirst(
     });
     req.pipe(upstream);
   };
+}
+
+/**
+ * WebSockets to the model server (ComfyUI's progress socket, a realtime API): an upgrade no TS socket route
+ * declares is tunnelled to the server's port; a declared one goes to the listeners that were there before
+ * (@fastify/websocket's). Until the server is ready, upgrades are refused with 503, as requests are.
+ */
+export function proxyUpgrades(
+  http: Server,
+  server: ModelServer,
+  options: { ready(): boolean; declared(path: string): boolean; endpoint: string },
+): void {
+  const before = http.listeners("upgrade") as ((req: IncomingMessage, socket: Duplex, head: Buffer) => void)[];
+  http.removeAllListeners("upgrade");
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    if (options.declared(path)) {
+      for (const listener of before) listener.call(http, req, socket, head);
+      return;
+    }
+    if (!options.ready()) {
+      refuseUpgrade(
+        socket,
+        503,
+        `Endpoint '${options.endpoint}' is waiting for its model server '${server.settings.name}'`,
+      );
+      return;
+    }
+    tunnelUpgrade(req, socket, head, server.settings.port);
+  });
 }
