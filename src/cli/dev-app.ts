@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadApp } from "../app/load.js";
+import { serverOf } from "../app/model-server/handler.js";
 import { isOpenAICompatible } from "../app/openai.js";
 import type { App } from "../app/registry.js";
 import { sampleRoute } from "../app/sample.js";
@@ -20,7 +21,12 @@ export interface DevApp {
   /** From an Endpoint's settings; undefined for a plain handler(). */
   workers?: [number, number];
   executionTimeoutMs?: number;
+  /** A declared model server's start timeout, with room for the worker's own start: how long its workers may take. */
+  startLimitMs?: number;
 }
+
+/** What a worker does besides waiting for its model server (import, fitness checks) before it is ready. */
+const START_SLACK_MS = 60_000;
 
 interface DevSettings {
   name?: string;
@@ -48,6 +54,7 @@ export async function describeApp(file: string): Promise<DevApp> {
   // An Endpoint with neither routes nor a queue handler has nothing to serve: refused now, not when a job comes.
   if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) app.assertRoutes();
   const settings = settingsOf(app);
+  const model = serverOf(app);
   return {
     loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
     name: settings?.name,
@@ -55,6 +62,7 @@ export async function describeApp(file: string): Promise<DevApp> {
     openaiCompatible: app.kind === "handler" && isOpenAICompatible(app.fn),
     workers: settings ? [settings.workers[0], Math.max(1, settings.workers[1])] : undefined,
     executionTimeoutMs: settings && settings.executionTimeoutMs > 0 ? settings.executionTimeoutMs : undefined,
+    startLimitMs: model ? model.settings.startTimeoutMs + START_SLACK_MS : undefined,
   };
 }
 

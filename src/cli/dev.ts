@@ -106,6 +106,8 @@ export async function run(args: string[]): Promise<number> {
       executionTimeoutMs: app.executionTimeoutMs,
       openaiCompatible: app.openaiCompatible,
       routes: app.loadBalanced ? app.routes : undefined,
+      // RUNPOD_INIT_TIMEOUT, when set, bounds every worker's start; else a model server's own limit does.
+      initTimeoutMs: options.initTimeout === undefined ? app.startLimitMs : undefined,
     };
     apps.push({ file, id, app, endpoint });
   }

@@ -76,6 +76,25 @@ describe("worker pool", () => {
   );
 
   it(
+    "an endpoint's own start limit (a model server's startTimeout under flash dev) replaces the platform's",
+    async () => {
+      t = await startTestPlatform({
+        workerInitTimeoutMs: 600_000,
+        endpoints: [{ id: "slow", command: node("while (true) {}"), workers: [1, 1], initTimeoutMs: 1_200 }],
+      });
+      const line = await eventually(
+        () => t!.lines.find((l) => l.includes("not ready after RUNPOD_INIT_TIMEOUT (1.2 s)")),
+        "the endpoint's own limit",
+        60_000,
+      );
+      expect(line).toMatch(
+        /Worker:\w+ \| not ready after RUNPOD_INIT_TIMEOUT \(1\.2 s\): unhealthy; killing it/,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
     "restarts a worker that crashes, backing off when it keeps crashing",
     async () => {
       t = await startTestPlatform({

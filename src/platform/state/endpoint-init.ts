@@ -21,6 +21,8 @@ export interface EndpointInit {
   openaiCompatible?: boolean;
   /** A load-balanced app's routes (flash dev knows from loading it): the playground's first request without a test_input.json. */
   routes?: { method: string; path: string }[];
+  /** How long its workers may take to start, instead of the platform's RUNPOD_INIT_TIMEOUT (a model server's own limit). */
+  initTimeoutMs?: number;
 }
 
 /** An endpoint as Platform.listEndpoints() describes it. */

@@ -28,6 +28,8 @@ export interface EndpointConfig {
   sample?: string;
   /** Its handler is chat-completion compatible (openaiCompatible()): the console offers a chat form. */
   openaiCompatible?: boolean;
+  /** How long its workers may take to start, when not the platform's limit. */
+  initTimeoutMs?: number;
 }
 
 export const ENDPOINT_DEFAULTS = {

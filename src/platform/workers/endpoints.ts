@@ -106,7 +106,7 @@ export class PlatformEndpoints {
       workerEnv: (workerId) => this.workerEnv(endpoint.id, workerId),
       log: this.options.log,
       stopGraceMs: this.options.stopGraceMs,
-      initTimeoutMs: this.options.initTimeoutMs,
+      initTimeoutMs: endpoint.config.initTimeoutMs ?? this.options.initTimeoutMs,
     });
   }
 
@@ -170,5 +170,6 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     env: init.env ?? {},
     sample,
     openaiCompatible: init.openaiCompatible,
+    initTimeoutMs: init.initTimeoutMs,
   };
 }
