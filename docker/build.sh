@@ -378,6 +378,23 @@ check "echo (cuda): --test-input answered; the GPU report line does not fail a C
   in_ctr "$cuda_ctr" "${cuda_argv[@]}" --test-input '{"input":{"smoke":"cuda image"}}'
 bh rm "$cuda_ctr" >/dev/null
 
+# model-server: examples/model-server's Dockerfile (vLLM's image with the runtime added), on the Debian stand-in
+# in place of vLLM's image, with a small OpenAI-shaped server as MODEL_SERVER_COMMAND: the worker starts it,
+# waits for its /health, and passes test_input.json's {openai_route} job through to it.
+bh bud --format docker --isolation chroot --pull=never --from localhost/flash-worker:cuda \
+  --build-arg VLLM_IMAGE=localhost/flash-standin --build-arg VLLM_VERSION=bookworm \
+  -f "$repo/examples/model-server/Dockerfile" -t localhost/flash-example-model-server:cuda \
+  "$repo/examples/model-server" >"$logs/build-model-server" 2>&1 ||
+  { cat "$logs/build-model-server" && die "examples/model-server/Dockerfile did not build on the stand-in"; }
+mapfile -d '' ms_argv < <(image_argv localhost/flash-example-model-server:cuda)
+ms_ctr=$(bh from --pull=never localhost/flash-example-model-server:cuda)
+bh copy "$ms_ctr" "$repo/docker/smoke" /tmp/smoke >/dev/null
+check "model-server (cuda, a stand-in for vLLM): the server starts with the worker; the OpenAI job passes through" \
+  "$logs/model-server" \
+  expect_in 'echo: hello from the local test' \
+  in_ctr "$ms_ctr" env MODEL_SERVER_COMMAND="node /tmp/smoke/fake-openai.mjs 8000" "${ms_argv[@]}"
+bh rm "$ms_ctr" >/dev/null
+
 # load-balanced: an Endpoint app serving /ping on PORT (examples/load-balanced, written separately).
 skipped=()
 if [[ -f $repo/examples/load-balanced/handler.ts ]]; then

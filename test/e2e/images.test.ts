@@ -62,6 +62,7 @@ describe("flash-worker:cpu and flash-worker:cuda images (docker/build.sh)", () =
       "PASS  cpu image: an app's own flash-worker 9.9.9 is reported and used",
       "PASS  stream (cpu): generator chunks answered through ENTRYPOINT + CMD",
       "PASS  echo (cuda): --test-input answered; the GPU report line does not fail a CPU host",
+      "PASS  model-server (cuda, a stand-in for vLLM): the server starts with the worker; the OpenAI job passes through",
     ]) {
       expect(output, summary).toContain(check);
     }
