@@ -119,7 +119,7 @@ async function fitnessMs(args: string[], runs = 7): Promise<number> {
 }
 
 /** Three rounds, the processes taking turns; medians of each figure, one per process. */
-async function rounds<const P extends readonly string[][]>(
+export async function rounds<const P extends readonly string[][]>(
   processes: P,
   concurrency: number,
   jobs: number,
@@ -222,7 +222,7 @@ const BARE_FETCH = [fixture("bare-loop.mjs")];
  * take and idle memory, each beside the bare node:http loop measured in the same run. `image` starts the worker
  * as the images' entrypoint does.
  */
-async function ceilingRows(
+export async function ceilingRows(
   cpus: string | undefined,
   node: string | undefined,
   withFetch: boolean,
