@@ -73,6 +73,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Shapes a plain handler's return value exactly as runpod-python's run_job (docs/protocol.md §4.2). */
 export function shapeResult(value: unknown): JobResult {
   if (!isPlainObject(value)) return { output: value === undefined ? null : value };
+  // Most results carry neither key: the object is the output as it is, without a copy made per job.
+  if (!Object.hasOwn(value, "error") && !Object.hasOwn(value, "refresh_worker")) {
+    return Object.keys(value).length > 0 ? { output: value } : {};
+  }
   const { error, refresh_worker, ...output } = value;
   const result: JobResult = {};
   if (Object.keys(output).length > 0) result.output = output;

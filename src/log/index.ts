@@ -104,17 +104,44 @@ function safeJson(value: unknown): string {
 }
 
 class LineLogger implements Logger {
+  /** The text line's " | <who> | " part and the JSON line's requestId, fixed per child (two lines a job). */
+  private readonly who: string;
+  private readonly requestIdJson: string;
+  private readonly batchPrefix: string;
+  /** Bindings beyond these three are written as fields: formatRecord() then. */
+  private readonly plain: boolean;
+
   constructor(
     private readonly out: { write(line: string): unknown },
     private readonly json: boolean,
     readonly level: LogLevel,
     private readonly bindings: LogBindings,
-  ) {}
+  ) {
+    const { requestId, subject, batchId } = bindings;
+    this.who =
+      typeof requestId === "string" ? requestId : typeof subject === "string" ? subject : "flash-worker";
+    this.requestIdJson = typeof requestId === "string" ? JSON.stringify(requestId) : "null";
+    this.batchPrefix = typeof batchId === "string" ? `[batchId=${batchId}] ` : "";
+    this.plain = Object.keys(bindings).every((k) => k === "requestId" || k === "subject" || k === "batchId");
+  }
 
   private line(level: number, message: string, fields: Record<string, unknown> | undefined): void {
     if (level < RANK[this.level]) return;
-    const record = { ...this.bindings, ...fields, level, time: Date.now(), msg: message };
-    this.out.write(redact(formatRecord(record, this.json)));
+    if (fields !== undefined || !this.plain) {
+      const record = { ...this.bindings, ...fields, level, time: Date.now(), msg: message };
+      this.out.write(redact(formatRecord(record, this.json)));
+      return;
+    }
+    // No fields: the line formatRecord() would write, without building a record (two per job).
+    const label = LEVEL_LABEL[level] as string;
+    const text = truncateMessage(this.batchPrefix + (typeof message === "string" ? message : ""));
+    this.out.write(
+      redact(
+        this.json
+          ? `{"requestId":${this.requestIdJson},"level":"${label}","message":${JSON.stringify(text)}}\n`
+          : `${new Date().toISOString()} | ${label} | ${this.who} | ${text}\n`,
+      ),
+    );
   }
 
   trace(message: string, fields?: Record<string, unknown>): void {

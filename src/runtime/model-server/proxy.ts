@@ -1,6 +1,12 @@
 // Load-balanced mode: every request no TS route declares goes to the model server, bodies streamed both ways, and
 // so does every WebSocket no TS socket route declares.
-import { Agent, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  Agent,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { Duplex } from "node:stream";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
@@ -108,7 +114,11 @@ export function proxyUpgrades(
   server: ModelServer,
   options: { ready(): boolean; declared(path: string): boolean; endpoint: string },
 ): void {
-  const before = http.listeners("upgrade") as ((req: IncomingMessage, socket: Duplex, head: Buffer) => void)[];
+  const before = http.listeners("upgrade") as ((
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+  ) => void)[];
   http.removeAllListeners("upgrade");
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "/").split("?")[0]!;

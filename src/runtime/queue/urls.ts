@@ -39,6 +39,17 @@ export function platformUrls(platform: ProtocolConfig): PlatformUrls {
   const pingUrl = platform.pingUrl?.replaceAll("$RUNPOD_POD_ID", platform.workerId);
   const forJob = (template: string, jobId: string) => template.replaceAll("$ID", encodeURIComponent(jobId));
   const inProgress = (busy: boolean) => (busy ? 1 : 0);
+  // Built once: the query goes on the template, as an encoded id holds no `?`, `#` or `&` to change where it goes.
+  const doneUrls = {
+    true: appendQuery(doneTemplate, { isStream: "true" }),
+    false: appendQuery(doneTemplate, { isStream: "false" }),
+  };
+  // Stream posts always say isStream=false, as runpod-python sends them (docs/protocol.md §3.5, §12.2).
+  const streamUrl = appendQuery(streamTemplate, { isStream: "false" });
+  const singleTake = [
+    appendQuery(takeUrl, { job_in_progress: 0 }),
+    appendQuery(takeUrl, { job_in_progress: 1 }),
+  ];
   return {
     take: (count, busy) =>
       count > 1
@@ -46,11 +57,10 @@ export function platformUrls(platform: ProtocolConfig): PlatformUrls {
             batch_size: count,
             job_in_progress: inProgress(busy),
           })
-        : appendQuery(takeUrl, { job_in_progress: inProgress(busy) }),
+        : singleTake[inProgress(busy)]!,
     stop: takeUrl.includes("/job-take/") ? takeUrl.replace("/job-take/", "/job-stop/") : undefined,
-    done: (jobId, isStream) => appendQuery(forJob(doneTemplate, jobId), { isStream: String(isStream) }),
-    // Stream posts always say isStream=false, as runpod-python sends them (docs/protocol.md §3.5, §12.2).
-    stream: (jobId) => appendQuery(forJob(streamTemplate, jobId), { isStream: "false" }),
+    done: (jobId, isStream) => forJob(doneUrls[`${isStream}`], jobId),
+    stream: (jobId) => forJob(streamUrl, jobId),
     ping: (jobIds, version) =>
       pingUrl === undefined
         ? undefined

@@ -142,8 +142,17 @@ export class QueueWorker {
     return this.concurrency;
   }
 
-  /** Resolves when a job finishes, shutdown starts, or the timeout passes. */
+  /** Resolves when a job finishes, shutdown starts, or (a concurrency function to re-ask) the timeout passes. */
   private waitForChange(ms: number): Promise<void> {
+    // A fixed concurrency has nothing to re-ask: no timer set and cleared per job.
+    if (typeof this.options.definition.concurrency === "number") {
+      return new Promise((resolve) => {
+        this.wake = () => {
+          this.wake = undefined;
+          resolve();
+        };
+      });
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.wake = undefined;
@@ -214,7 +223,10 @@ export class QueueWorker {
       serializeResult({ error: rejected.reason }),
       false,
       log.child({ requestId: id }),
-    ).finally(() => this.running.delete(id));
+    ).finally(() => {
+      this.running.delete(id);
+      this.wake?.();
+    });
     this.running.set(id, { controller: new AbortController(), finished });
   }
 

@@ -138,6 +138,11 @@ describe("executeJob: plain handlers (docs/protocol.md §4.2)", () => {
     ["bytes", () => ({ "odd key": new Uint8Array(2) }), 'output["odd key"] is binary data (Uint8Array)'],
     ["undefined in a list", () => [1, undefined], "output[1] is undefined inside an array"],
     [
+      "a deep bad value",
+      () => ({ items: [{ ok: 1 }, { "a b": [0, { n: 1n }] }] }),
+      'output.items[1]["a b"][1].n is a BigInt (1n)',
+    ],
+    [
       "a cycle",
       () => {
         const a: Record<string, unknown> = { n: 1 };

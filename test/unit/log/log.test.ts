@@ -38,6 +38,29 @@ describe("logger", () => {
     expect(lines[0]).toMatch(/ \| j1 \| \[batchId=b7\] hi \| \{"attempt":2\}\n$/);
   });
 
+  it("a line without fields is byte for byte what formatRecord writes for its record", () => {
+    const bindings = [
+      {},
+      { subject: "worker" },
+      { requestId: 'j "1" \u2028' },
+      { requestId: "j1", batchId: "b7" },
+      { requestId: "j1", extra: 1 } as { requestId: string },
+    ];
+    const messages = ["Started.", 'quote " and \n newline', "x".repeat(5000)];
+    for (const json of [false, true]) {
+      for (const bound of bindings) {
+        for (const msg of messages) {
+          const { log, lines } = capture(json);
+          log.child(bound).warn(msg);
+          const expected = formatRecord({ ...bound, level: 40, time: Date.now(), msg }, json);
+          // The timestamp is the one part that may differ between the two calls.
+          const stamp = /^\d{4}-\d\d-\d\dT[\d:.]+Z/;
+          expect(lines[0]!.replace(stamp, "T")).toBe(expected.replace(stamp, "T"));
+        }
+      }
+    }
+  });
+
   it("honours the level; SILENT prints nothing", () => {
     const info = capture(false, "INFO");
     info.log.debug("hidden");

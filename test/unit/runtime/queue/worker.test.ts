@@ -7,6 +7,7 @@ import { readWorkerConfig } from "../../../../src/runtime/options.js";
 import {
   type PlatformClient,
   PlatformHttpError,
+  type RejectedJob,
   type SerializedResult,
   type TakeResult,
 } from "../../../../src/runtime/queue/client.js";
@@ -34,7 +35,10 @@ class MemoryPlatform implements PlatformClient {
   readonly streamed: Array<{ jobId: string; output: unknown }> = [];
   readonly progressed: Array<{ jobId: string; output: unknown }> = [];
   refuseFirstResult = false;
+  /** Result posts take this long to answer. */
+  doneDelayMs = 0;
   private jobs: RawJob[] = [];
+  private rejects: RejectedJob[] = [];
   private stops: string[] = [];
   private waiters: Array<() => void> = [];
   private onPost: Array<() => void> = [];
@@ -45,6 +49,12 @@ class MemoryPlatform implements PlatformClient {
 
   push(...jobs: RawJob[]): void {
     this.jobs.push(...jobs);
+    this.notify();
+  }
+
+  /** An item job-take handed over that is not a job (an id without input). */
+  pushRejected(rejected: RejectedJob): void {
+    this.rejects.push(rejected);
     this.notify();
   }
 
@@ -78,7 +88,10 @@ class MemoryPlatform implements PlatformClient {
   take(count: number, _inProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
     const empty: TakeResult = { jobs: [], rejected: [] };
     return this.until(
-      () => (this.jobs.length > 0 ? { jobs: this.jobs.splice(0, count), rejected: [] } : undefined),
+      () =>
+        this.jobs.length > 0 || this.rejects.length > 0
+          ? { jobs: this.jobs.splice(0, count), rejected: this.rejects.splice(0) }
+          : undefined,
       signal,
       empty,
     );
@@ -86,6 +99,7 @@ class MemoryPlatform implements PlatformClient {
 
   async done(jobId: string, { result, json }: SerializedResult, isStream: boolean): Promise<void> {
     expect(json).toBe(JSON.stringify(result));
+    if (this.doneDelayMs > 0) await new Promise((r) => setTimeout(r, this.doneDelayMs));
     if (this.refuseFirstResult) {
       this.refuseFirstResult = false;
       throw new PlatformHttpError(413, "Payload Too Large", "too big", `done/${jobId}`);
@@ -132,6 +146,20 @@ function setup(fn: HandlerFn, options: HandlerOptions = {}, env: Record<string, 
 }
 
 describe("QueueWorker", () => {
+  it("answers a job-take item it cannot run, then takes the next job (concurrency 1)", async () => {
+    const { platform, stop } = setup(() => "ran");
+    // Its answer outlasts the empty take's pause: only the answer's end can free the worker's one slot.
+    platform.doneDelayMs = 400;
+    platform.pushRejected({ id: "bad", reason: "Job has missing field(s): input." });
+    expect(await platform.results(1)).toEqual([
+      { jobId: "bad", result: { error: "Job has missing field(s): input." }, isStream: false },
+    ]);
+    platform.push({ id: "j2", input: {} });
+    const answers = await platform.results(2);
+    expect(answers[1]).toEqual({ jobId: "j2", result: { output: "ran" }, isStream: false });
+    await stop();
+  });
+
   it("takes a job, runs the handler and posts its output", async () => {
     const { platform, stop } = setup((job) => ({ doubled: (job.input as number) * 2 }));
     platform.push({ id: "j1", input: 21 });
