@@ -1,10 +1,9 @@
 // startPlatform(): the local platform's API, console and REST v2 on one server, and its endpoints' workers.
 import { existsSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
-import { playgroundSample } from "../app/sample.js";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
@@ -17,22 +16,30 @@ import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webh
 import { workerApi } from "./api/worker-api.js";
 import { type WorkerCalls, workerCalls } from "./api/worker-calls.js";
 import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
-import type { CatalogGpu } from "./rest/catalog.js";
+import { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
-import { type HostWorker, type RestHost, restApi } from "./rest/index.js";
-import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "./state/endpoint.js";
+import { type RestHost, restApi } from "./rest/index.js";
+import type { EndpointState } from "./state/endpoint.js";
 import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
-import { newApiKey, newShortId } from "./state/ids.js";
+import { newApiKey } from "./state/ids.js";
 import { DEFAULT_RETENTION, type Retention } from "./state/jobs.js";
+import { PodLife } from "./state/pod-life.js";
+import { Pods, podPorts } from "./state/pods.js";
+import { Registries } from "./state/registries.js";
 import { Scheduler } from "./state/scheduler.js";
+import { PlatformEndpoints } from "./workers/endpoints.js";
 import {
   type LbEndpointInfo,
   type LbEndpointInit,
   LbEndpoints,
+  type LbOptions,
   lbHostRewrite,
   lbProxy,
 } from "./workers/lb-proxy.js";
-import { type DeadWorker, WorkerPool } from "./workers/pool.js";
+import { PodProxy, type ProxiedPod } from "./workers/pod-proxy.js";
+import { PodRunner } from "./workers/pod-runner.js";
+import type { WorkerPool } from "./workers/pool.js";
+import { RestEndpointHost } from "./workers/rest-host.js";
 
 export interface PlatformOptions {
   /** Default 127.0.0.1. */
@@ -139,60 +146,24 @@ export function defaultWorkerCommand(file: string): string[] {
   ];
 }
 
-/** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */
-export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
-  // The console keeps a copy of every line (workers' output included) for its worker logs view.
-  const logs = new LogBook();
-  const log = teeLogger(options.logger ?? createLogger({ level: "INFO", json: false }), logs);
-  const platformLog = log.child({ subject: "platform" });
-  const bindHost = options.host ?? "127.0.0.1";
-  // A generated key is printed for the user; on a non-loopback interface it must be one they chose.
-  if (options.apiKey === undefined && !isLoopback(bindHost)) {
-    throw new Error(
-      `Refusing to serve on ${bindHost} without an API key you chose: pass --api-key (or FLASH_API_KEY), or use 127.0.0.1`,
-    );
-  }
-  const apiKey = options.apiKey ?? newApiKey();
-  // Workers get it in their environment; their start commands are logged without it (src/log/redact.ts).
-  addSecret(apiKey);
-  const scheduler = new Scheduler({
-    retention: { ...DEFAULT_RETENTION, ...options.retention },
-    workerLostMs: options.workerLostMs ?? 30_000,
-    logger: log,
-  });
-  const webhooks = new WebhookSender({ ...WEBHOOK_DEFAULTS, ...options.webhooks }, log);
-  scheduler.onTerminal((job) => webhooks.send(job));
-  const pools = new Map<string, WorkerPool>();
-  const workerCommand = options.workerCommand ?? defaultWorkerCommand;
-
-  const ctx: PlatformContext = {
-    scheduler,
-    apiKey,
-    log: platformLog,
-    longPollMs: options.longPollMs ?? 30_000,
-    initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
-    deadWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.dead.length ?? 0,
-  };
-
-  const rootEndpoint = options.rootEndpoint;
-  const keyless = isLoopback(bindHost);
-  const rewriteUrl = (req: IncomingMessage): string => {
+/** The server's rewriteUrl: `<id>.localhost` hosts to `/lb/<id>/`, and runpod-python's root paths to `rootEndpoint`. */
+function urlRewrite(rootEndpoint: string | undefined, keyless: boolean, apiKey: string) {
+  return (req: IncomingMessage): string => {
     const url = lbHostRewrite(req);
     if (rootEndpoint === undefined || url !== req.url || !RUNPOD_PYTHON_PATHS.test(url)) return url;
     // Its users send no key (runpod-python's server has none); only loopback callers can reach it so.
     if (keyless && req.headers.authorization === undefined) req.headers.authorization = `Bearer ${apiKey}`;
     return `/v2/${rootEndpoint}${url}`;
   };
-  const app = Fastify({ logger: false, forceCloseConnections: true, rewriteUrl });
-  app.setErrorHandler(errorHandler(platformLog));
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
-  );
-  // Client and worker routes share the /v2/<endpoint_id>/ prefix but not their auth or body parsers.
-  await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
-  await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
-  await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
-  const lb = new LbEndpoints({
+}
+
+/** The load balancer's limits: RunPod's unless the options say otherwise. */
+function lbOptions(
+  options: PlatformOptions,
+  log: Logger,
+  workerCommand: (file: string) => string[],
+): LbOptions {
+  return {
     log,
     workerCommand,
     stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
@@ -202,196 +173,124 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       ? {}
       : { processingTimeoutMs: options.lbProcessingTimeoutMs }),
     ...(options.lbPayloadLimitBytes === undefined ? {} : { payloadLimitBytes: options.lbPayloadLimitBytes }),
+  };
+}
+
+/** The key clients and workers must send: the one given, or a fresh one when the platform listens on loopback. */
+function platformKey(options: PlatformOptions, bindHost: string): string {
+  // A generated key is printed for the user; on a non-loopback interface it must be one they chose.
+  if (options.apiKey === undefined && !isLoopback(bindHost)) {
+    throw new Error(
+      `Refusing to serve on ${bindHost} without an API key you chose: pass --api-key (or FLASH_API_KEY), or use 127.0.0.1`,
+    );
+  }
+  const apiKey = options.apiKey ?? newApiKey();
+  // Workers get it in their environment; their start commands are logged without it (src/log/redact.ts).
+  addSecret(apiKey);
+  return apiKey;
+}
+
+/** Starts the local platform: the serverless endpoint API on localhost, and the workers of its endpoints. */
+export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
+  // The console keeps a copy of every line (workers' output included) for its worker logs view.
+  const logs = new LogBook();
+  const log = teeLogger(options.logger ?? createLogger({ level: "INFO", json: false }), logs);
+  const platformLog = log.child({ subject: "platform" });
+  const bindHost = options.host ?? "127.0.0.1";
+  const apiKey = platformKey(options, bindHost);
+  const scheduler = new Scheduler({
+    retention: { ...DEFAULT_RETENTION, ...options.retention },
+    workerLostMs: options.workerLostMs ?? 30_000,
+    logger: log,
   });
-  await app.register(lbProxy, { ctx, endpoints: lb });
+  const webhooks = new WebhookSender({ ...WEBHOOK_DEFAULTS, ...options.webhooks }, log);
+  scheduler.onTerminal((job) => webhooks.send(job));
+  const workerCommand = options.workerCommand ?? defaultWorkerCommand;
+  const lb = new LbEndpoints(lbOptions(options, log, workerCommand));
+  let baseUrl = "";
+  let host = "";
+  const endpoints = new PlatformEndpoints({
+    scheduler,
+    lb,
+    log,
+    apiKey,
+    baseUrl: () => baseUrl,
+    workerCommand,
+    stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+    initTimeoutMs: options.workerInitTimeoutMs ?? WORKER_INIT_TIMEOUT_MS,
+    pingIntervalMs: options.pingIntervalMs ?? 10_000,
+  });
+  const pools = endpoints.pools;
+  const ctx: PlatformContext = {
+    scheduler,
+    apiKey,
+    log: platformLog,
+    longPollMs: options.longPollMs ?? 30_000,
+    initializingWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.initializing ?? 0,
+    deadWorkers: (endpoint: EndpointState) => pools.get(endpoint.id)?.dead.length ?? 0,
+  };
+
+  const registries = new Registries();
+  const catalog = options.gpuCatalog ?? DEFAULT_GPU_CATALOG;
+  const pods = new Pods(
+    catalog.map((g) => g.id),
+    registries,
+  );
+  // Requests for `<pod_id>-<port>.localhost` go to the Pod's container; the rest to the platform's routes.
+  const podProxy = new PodProxy((id) => podTarget(pods, id));
+  const rewriteUrl = urlRewrite(options.rootEndpoint, isLoopback(bindHost), apiKey);
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    rewriteUrl,
+    serverFactory: (handler) => createServer((req, res) => podProxy.handle(req, res) || handler(req, res)),
+  });
+  app.setErrorHandler(errorHandler(platformLog));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
+  );
+  // Client and worker routes share the /v2/<endpoint_id>/ prefix but not their auth or body parsers.
+  await app.register(clientApi, { prefix: "/v2/:endpointId", ...ctx });
+  await app.register(workerApi, { prefix: "/v2/:endpointId", ...ctx });
+  await app.register(openaiApi, { prefix: "/v2/:endpointId/openai/v1", ...ctx });
+  await app.register(lbProxy, {
+    ctx,
+    endpoints: lb,
+    claimUpgrade: (req, socket, head) => podProxy.upgrade(req, socket, head),
+  });
   await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
 
-  let baseUrl = "";
-  const info = (endpoint: EndpointState): EndpointInfo => {
-    const { config } = endpoint;
-    return {
-      id: config.id,
-      kind: "queue",
-      name: config.name,
-      url: `${baseUrl}/v2/${config.id}`,
-      workers: config.workers,
-      executionTimeoutMs: config.executionTimeoutMs,
-      idleTimeoutMs: config.idleTimeoutMs,
-      maxRetries: config.maxRetries,
-      ...(config.command ? { command: config.command } : {}),
-      ...(config.cwd ? { cwd: config.cwd } : {}),
-      workersRunning: pools.get(config.id)?.size ?? 0,
-    };
-  };
-
-  /** A load-balanced endpoint as the management API lists it: its URL is where its routes are. */
-  const lbInfo = (lbEndpoint: LbEndpointInfo): EndpointInfo => ({
-    id: lbEndpoint.id,
-    kind: "load-balanced",
-    name: lbEndpoint.name,
-    url: lbEndpoint.url,
-    workers: lbEndpoint.workers,
-    executionTimeoutMs: lb.get(lbEndpoint.id)?.init.executionTimeoutMs ?? 600_000,
-    idleTimeoutMs: lb.get(lbEndpoint.id)?.init.idleTimeoutMs ?? 5_000,
-    maxRetries: 0,
-    workersRunning: lbEndpoint.workersRunning,
-  });
-
-  const lbInit = ({ kind: _kind, maxRetries: _retries, ...init }: EndpointInit): LbEndpointInit => ({
-    ...init,
-    id: init.id ?? newShortId(),
-  });
-
-  const workerEnv = (endpointId: string, workerId: string): Record<string, string> => {
-    const base = `${baseUrl}/v2/${endpointId}`;
-    return {
-      RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=local`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
-      RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
-      RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=local`,
-      RUNPOD_POD_ID: workerId,
-      RUNPOD_AI_API_KEY: apiKey,
-      RUNPOD_PING_INTERVAL: String(options.pingIntervalMs ?? 10_000),
-      // Where a worker may store files it returns links to (generated images); the links expire.
-      FLASH_FILES_URL: `${base}/files`,
-      // Memory, disk and network thresholds are for cloud hosts, not a laptop; the user's and GPU checks still run.
-      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
-    };
-  };
-
-  const manager = {
-    has: (id: string) => scheduler.endpoint(id) !== undefined || lb.get(id) !== undefined,
-    create(init: EndpointInit): EndpointInfo {
-      if (init.kind === "load-balanced") return lbInfo(createLbEndpoint(lbInit(init)));
-      const config = endpointConfig(init, workerCommand);
-      const endpoint = scheduler.addEndpoint(config);
-      if (config.command) {
-        pools.set(
-          config.id,
-          new WorkerPool({
-            endpoint,
-            scheduler,
-            workerEnv: (workerId) => workerEnv(config.id, workerId),
-            log,
-            stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
-            initTimeoutMs: options.workerInitTimeoutMs ?? WORKER_INIT_TIMEOUT_MS,
-          }),
-        );
-      }
-      platformLog.info(`Endpoint ${config.id} (${config.name}) ready at ${baseUrl}/v2/${config.id}`);
-      return info(endpoint);
-    },
-    async remove(id: string): Promise<boolean> {
-      if (await lb.remove(id)) return true;
-      const pool = pools.get(id);
-      pools.delete(id);
-      const removed = scheduler.removeEndpoint(id);
-      await pool?.close();
-      return removed;
-    },
-    list: (): EndpointInfo[] => [
-      ...scheduler.listEndpoints().map(info),
-      ...lb.list().map((e) => lbInfo(e.info(baseUrl))),
-    ],
-  };
-
   // Endpoints made through the REST API run their image's workers in containers.
   const containers = new ContainerRuntime(options.containers ?? {}, log.child({ subject: "containers" }));
-  const poolFor = (endpoint: EndpointState) =>
-    new WorkerPool({
-      endpoint,
-      scheduler,
-      workerEnv: (workerId) => workerEnv(endpoint.id, workerId),
-      log,
-      stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
-      initTimeoutMs: options.workerInitTimeoutMs ?? WORKER_INIT_TIMEOUT_MS,
-    });
+  const podRunner = new PodRunner({
+    log,
+    bindHost,
+    publicIp: () => host,
+    stopGraceMs: options.workerStopGraceMs ?? WORKER_STOP_GRACE_MS,
+  });
   const restHost: RestHost = {
+    endpoints: new RestEndpointHost(endpoints, scheduler, lb),
+    registries,
+    pods,
+    podLife: new PodLife(podRunner, containers, registries, log.child({ subject: "rest" })),
+    publicIp: () => host,
     baseUrl: () => baseUrl,
-    addQueue(config) {
-      const endpoint = scheduler.addEndpoint(config);
-      pools.set(config.id, poolFor(endpoint));
-    },
-    updateQueue(config) {
-      const endpoint = scheduler.endpoint(config.id);
-      if (endpoint)
-        endpoint.config = {
-          ...config,
-          ...(endpoint.config.launch ? { launch: endpoint.config.launch } : {}),
-        };
-      pools.get(config.id)?.scale();
-    },
-    addLb(init) {
-      createLbEndpoint({ ...init, awaitLaunch: true });
-    },
-    setLaunch(id, launch) {
-      const endpoint = scheduler.endpoint(id);
-      if (endpoint) {
-        endpoint.config.launch = launch;
-        pools.get(id)?.restartAll();
-      }
-      lb.get(id)?.setLaunch(launch);
-    },
-    remove: (id) => manager.remove(id),
-    workers(id): HostWorker[] {
-      const lbEndpoint = lb.get(id);
-      if (lbEndpoint) {
-        const live: HostWorker[] = lbEndpoint.workerList().map((w) => ({
-          id: w.id,
-          startedAt: w.startedAt,
-          status:
-            w.state === "unhealthy"
-              ? "UNHEALTHY"
-              : w.state !== "ready"
-                ? "INITIALIZING"
-                : w.inFlight > 0
-                  ? "RUNNING"
-                  : "IDLE",
-        }));
-        return [...live, ...lbEndpoint.dead.map(deadWorker)];
-      }
-      const endpoint = scheduler.endpoint(id);
-      const pool = pools.get(id);
-      if (!endpoint || !pool) return [];
-      const live = pool.processList
-        .filter((p) => !p.stopping)
-        .map((p): HostWorker => {
-          const record = endpoint.workers.get(p.id);
-          return {
-            id: p.id,
-            startedAt: p.startedAt,
-            status: !record
-              ? "INITIALIZING"
-              : record.unhealthy !== undefined
-                ? "UNHEALTHY"
-                : record.jobs.size > 0
-                  ? "RUNNING"
-                  : "IDLE",
-          };
-        });
-      return [...live, ...pool.dead.map(deadWorker)];
-    },
     logs,
     containers,
     log,
     apiKey,
-    ...(options.gpuCatalog ? { catalog: options.gpuCatalog } : {}),
+    catalog,
   };
   await app.register(restApi, { host: restHost });
 
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");
-  const host = connectHost(address.address);
+  host = connectHost(address.address);
   baseUrl = `http://${host}:${address.port}`;
-  for (const init of options.endpoints ?? []) manager.create(init);
-  function createLbEndpoint(init: LbEndpointInit): LbEndpointInfo {
-    const created = lb.create(init).info(baseUrl);
-    platformLog.info(`Load-balanced endpoint ${created.id} (${created.name}) at ${created.url}/<path>`);
-    return created;
-  }
-  for (const init of options.loadBalanced ?? []) createLbEndpoint(init);
+  for (const init of options.endpoints ?? []) endpoints.create(init);
+  for (const init of options.loadBalanced ?? []) endpoints.createLb(init);
 
   let closing: Promise<void> | undefined;
   return {
@@ -400,22 +299,20 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     port: address.port,
     apiKey,
     scheduler,
-    createEndpoint: (init) => manager.create(init),
-    deleteEndpoint: (id) => manager.remove(id),
-    listEndpoints: () => manager.list(),
+    createEndpoint: (init) => endpoints.create(init),
+    deleteEndpoint: (id) => endpoints.remove(id),
+    listEndpoints: () => endpoints.list(),
     pool: (id) => pools.get(id),
-    createLbEndpoint,
+    createLbEndpoint: (init) => endpoints.createLb(init),
     lb,
-    workerEnv,
+    workerEnv: (endpointId, workerId) => endpoints.workerEnv(endpointId, workerId),
     workerCalls: (endpointId, workerId) => workerCalls(ctx, endpointId, workerId),
-    killWorkers() {
-      for (const pool of pools.values()) pool.killAll();
-      for (const endpoint of lb.list()) endpoint.killAll();
-    },
+    killWorkers: () => endpoints.killAll(),
     close() {
       closing ??= (async () => {
         scheduler.close();
-        await Promise.all([...pools.values()].map((pool) => pool.close()).concat(lb.close()));
+        await endpoints.close();
+        await podRunner.close();
         await containers.close();
         await app.close();
         await webhooks.close();
@@ -425,9 +322,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
 }
 
-/** A worker that exited on its own, as the REST API lists it: unhealthy. */
-function deadWorker(dead: DeadWorker): HostWorker {
-  return { id: dead.id, startedAt: dead.startedAt, exitedAt: dead.exitedAt, status: "UNHEALTHY" };
+/** A Pod as its HTTP proxy sees it: its status and http ports. */
+function podTarget(pods: Pods, id: string): ProxiedPod | undefined {
+  const pod = pods.find(id);
+  if (!pod) return undefined;
+  return {
+    status: pod.status,
+    httpPorts: podPorts(pod).flatMap((p) => (p.type === "http" ? [p.private] : [])),
+  };
 }
 
 /** Where clients and workers reach a server bound to this address (a wildcard is reached on loopback). */
@@ -435,29 +337,4 @@ function connectHost(address: string): string {
   if (address === "0.0.0.0") return "127.0.0.1";
   if (address === "::") return "[::1]";
   return address.includes(":") ? `[${address}]` : address;
-}
-
-function endpointConfig(init: EndpointInit, workerCommand: (file: string) => string[]): EndpointConfig {
-  const id = init.id ?? newShortId();
-  const workers = init.workers ?? ENDPOINT_DEFAULTS.workers;
-  const [min, max] = workers;
-  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
-    throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
-  }
-  const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
-  const command = init.command ?? (file ? workerCommand(file) : undefined);
-  const sample = file ? playgroundSample(file) : undefined;
-  return {
-    id,
-    name: init.name ?? id,
-    executionTimeoutMs: init.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
-    maxRetries: init.maxRetries ?? ENDPOINT_DEFAULTS.maxRetries,
-    workers: [min, max],
-    idleTimeoutMs: init.idleTimeoutMs ?? ENDPOINT_DEFAULTS.idleTimeoutMs,
-    ...(command ? { command } : {}),
-    ...(init.cwd ? { cwd: init.cwd } : {}),
-    env: init.env ?? {},
-    ...(sample ? { sample } : {}),
-    ...(init.openaiCompatible ? { openaiCompatible: true } : {}),
-  };
 }

@@ -132,7 +132,8 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
 
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { job } = jobFrom(request);
-    if (String(request.headers.accept ?? "").includes("text/event-stream")) return streamEvents(job, reply);
+    if (String(request.headers.accept ?? "").includes("text/event-stream"))
+      return streamEvents(ctx, job, reply);
     const gone = clientGone(reply);
     const deadline = Date.now() + ctx.longPollMs;
     let chunks = readStream(job, STREAM_ANSWER_LIMIT);
@@ -153,26 +154,6 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
   };
   app.get("/stream/:jobId", stream);
   app.post("/stream/:jobId", stream);
-
-  /** Server-Sent Events: one `data:` event per chunk, then an `event: status` with the job, then the end. */
-  const streamEvents = async (job: JobRecord, reply: FastifyReply): Promise<void> => {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-    });
-    res.flushHeaders();
-    const gone = clientGone(reply);
-    while (!gone.aborted) {
-      for (const chunk of readStream(job)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      if (isTerminal(job.status) || scheduler.closed) break;
-      await scheduler.waitForChange(job, ctx.longPollMs, gone);
-      if (!gone.aborted) res.write(": waiting\n\n");
-    }
-    if (!gone.aborted) res.end(`event: status\ndata: ${JSON.stringify(jobView(job))}\n\n`);
-  };
 
   app.post("/cancel/:jobId", async (request) => {
     const { endpoint, job } = jobFrom(request);
@@ -217,6 +198,27 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     const endpoint = endpointFrom(scheduler, request);
     return { removed: scheduler.purge(endpoint), status: "completed" };
   });
+}
+
+/** Server-Sent Events: one `data:` event per chunk, then an `event: status` with the job, then the end. */
+async function streamEvents(ctx: PlatformContext, job: JobRecord, reply: FastifyReply): Promise<void> {
+  const { scheduler } = ctx;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  res.flushHeaders();
+  const gone = clientGone(reply);
+  while (!gone.aborted) {
+    for (const chunk of readStream(job)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (isTerminal(job.status) || scheduler.closed) break;
+    await scheduler.waitForChange(job, ctx.longPollMs, gone);
+    if (!gone.aborted) res.write(": waiting\n\n");
+  }
+  if (!gone.aborted) res.end(`event: status\ndata: ${JSON.stringify(jobView(job))}\n\n`);
 }
 
 /** Chunks not yet handed out; a job without a generator gives its final output as one chunk. */

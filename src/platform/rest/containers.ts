@@ -11,16 +11,10 @@ import {
 } from "../../containers/tool.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
+import type { ImageRequest } from "../state/rest-workers.js";
 
-export interface PullRequest {
-  image: string;
-  /** Container arguments replacing the image's CMD (the endpoint's `args`). */
-  args?: string;
-  /** The registry credential's login. */
-  creds?: { username: string; password: string };
-  /** Names the working container (one per endpoint release). */
-  name: string;
-}
+/** One image to run (the state asks for it as an ImageRequest). */
+export type PullRequest = ImageRequest;
 
 /** An image ready to run: its container, and the argv of one worker run in it. */
 export interface PreparedImage {

@@ -1,8 +1,9 @@
 // REST v2 errors as the document gives them: application/problem+json `{title, status, detail, errors?}`.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { FlashError, isFlashError } from "../../errors.js";
+import { isFlashError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
+import type { Problem } from "../state/problem.js";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -15,19 +16,6 @@ const TITLES: Record<number, string> = {
   422: "Unprocessable Entity",
   500: "Internal Server Error",
 };
-
-/** An error answer; `errors` lists field-level failures. */
-export class Problem extends FlashError {
-  readonly code = "HTTP_PROBLEM";
-  override name = "Problem";
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly errors?: string[],
-  ) {
-    super(detail);
-  }
-}
 
 export function sendProblem(reply: FastifyReply, status: number, detail: string, errors?: string[]) {
   return reply

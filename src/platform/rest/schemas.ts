@@ -1,5 +1,6 @@
 // The REST v2 request bodies the local platform accepts, as JSON Schemas checked with ajv: the document's
-// CreateEndpointRequest / UpdateEndpointRequest / CreateRegistryRequest flattened (nothing else may be sent).
+// CreateEndpointRequest / UpdateEndpointRequest / CreateRegistryRequest / CreatePodRequest / UpdatePodRequest /
+// PodActionRequest flattened (nothing else may be sent).
 import { Ajv, type ErrorObject } from "ajv";
 
 const stringMap = { type: "object", additionalProperties: { type: "string" } } as const;
@@ -108,11 +109,102 @@ export const createRegistrySchema = {
   },
 } as const;
 
+const podContainer = {
+  args: { type: "string" },
+  disk: { type: "integer", minimum: 1 },
+  env: stringMap,
+  image: { type: "string" },
+  ports: strings,
+  registry: { type: ["string", "null"] },
+} as const;
+const mounts = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    persistent: {
+      type: "object",
+      additionalProperties: false,
+      required: ["size", "path"],
+      properties: { size: { type: "integer", minimum: 10 }, path: { type: "string" } },
+    },
+    network: {
+      type: "array",
+      maxItems: 1,
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["volumeId", "path"],
+        properties: { volumeId: { type: "string" }, path: { type: "string" } },
+      },
+    },
+  },
+} as const;
+
+/** CreatePodRequest: image unless templateId, one of gpu or cpu (that rule is the state's, a 400). */
+export const createPodSchema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["name"],
+  properties: {
+    ...podContainer,
+    name: { type: "string", minLength: 1 },
+    cloud: { enum: ["SECURE", "COMMUNITY"] },
+    cpu: {
+      type: "object",
+      additionalProperties: false,
+      required: ["id", "vcpuCount"],
+      properties: { id: { type: "string", minLength: 1 }, vcpuCount: { type: "integer", minimum: 2 } },
+    },
+    dataCenterIds: strings,
+    globalNetworking: { type: "boolean" },
+    gpu: {
+      type: "object",
+      additionalProperties: false,
+      required: ["id"],
+      properties: {
+        id: { type: "string" },
+        count: { type: "integer", minimum: 1 },
+        allowedCudaVersions: { type: "array", items: cuda },
+        minCudaVersion: cuda,
+      },
+    },
+    mounts,
+    startJupyter: { type: "boolean" },
+    startSsh: { type: "boolean" },
+    templateId: { type: "string", minLength: 1 },
+  },
+  // image, unless templateId stands for it
+  anyOf: [{ required: ["image"] }, { required: ["templateId"] }],
+} as const;
+
+export const updatePodSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    ...podContainer,
+    globalNetworking: { type: "boolean" },
+    locked: { type: "boolean" },
+    mounts,
+    name: { type: "string", minLength: 1 },
+    templateId: { type: "string" },
+  },
+} as const;
+
+export const podActionSchema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["action"],
+  properties: { action: { enum: ["start", "stop", "restart", "terminate"] } },
+} as const;
+
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validators = {
   create: ajv.compile(createEndpointSchema),
   update: ajv.compile(updateEndpointSchema),
   registry: ajv.compile(createRegistrySchema),
+  "pod-create": ajv.compile(createPodSchema),
+  "pod-update": ajv.compile(updatePodSchema),
+  "pod-action": ajv.compile(podActionSchema),
 };
 
 /** The body's violations as the API words them (`$.gpu.pools: must NOT have fewer than 1 items`); empty when valid. */

@@ -167,7 +167,8 @@ const HOP_BY_HOP = new Set([
   "host",
 ]);
 
-function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+/** The headers a proxy passes on: all but the hop-by-hop ones and Host. */
+export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
   return out;
@@ -717,7 +718,12 @@ function notLoadBalanced(id: string, ctx: PlatformContext, endpoints: LbEndpoint
 /** `/lb/<endpoint_id>/<path>`: the client's request, Bearer key checked, sent on to a ready worker. */
 export async function lbProxy(
   app: FastifyInstance,
-  options: { ctx: PlatformContext; endpoints: LbEndpoints },
+  options: {
+    ctx: PlatformContext;
+    endpoints: LbEndpoints;
+    /** Takes an upgrade that is not the load balancer's (a Pod's proxy host); false leaves it here. */
+    claimUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  },
 ): Promise<void> {
   const { ctx, endpoints } = options;
   // Bodies are streamed to the worker unread.
@@ -774,6 +780,7 @@ export async function lbProxy(
   app.all("/lb/:endpointId/*", handle);
   // WebSockets: an upgrade never reaches fastify's routes; the http server hands it over here.
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (options.claimUpgrade?.(req, socket, head)) return;
     upgradeToWorker(req, socket, head, ctx, endpoints).catch((err: Error) => {
       refuseUpgrade(socket, err instanceof HttpError ? err.status : 502, err.message);
     });
@@ -782,6 +789,17 @@ export async function lbProxy(
   app.addHook("onClose", async () => {
     app.server.off("upgrade", onUpgrade);
   });
+}
+
+/** An upgrade request's head as it is sent on to a port on loopback: its own headers, the Host that port's. */
+export function upgradeHead(req: IncomingMessage, path: string, port: number): string {
+  const lines = [`${req.method} ${path} HTTP/1.1`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+  }
+  lines.push(`Host: 127.0.0.1:${port}`);
+  return `${lines.join("\r\n")}\r\n\r\n`;
 }
 
 /** An HTTP answer on a socket that asked to upgrade, then the socket closed. */
@@ -846,13 +864,7 @@ async function upgradeToWorker(
   upstream.once("close", done);
   socket.once("close", done);
   socket.once("error", done);
-  const lines = [`${req.method} ${path} HTTP/1.1`];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
-  }
-  lines.push(`Host: 127.0.0.1:${worker.port}`);
-  upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+  upstream.write(upgradeHead(req, path, worker.port ?? 0));
   if (head.length > 0) upstream.write(head);
   // The worker's answer head gets X-Runpod-Worker-Id, then the bytes flow unread both ways.
   let pending = Buffer.alloc(0);
