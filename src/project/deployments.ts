@@ -15,7 +15,7 @@ export interface DeployedPod {
   /** The image it runs (pinned to the pushed digest when known). */
   image: string;
   kind: "queue" | "load-balanced";
-  /** What the client calls: the app's proxy URL (routes), or `<proxy URL>/v2/local` for a queue app's test API. */
+  /** What the client calls: the app's proxy URL (routes), or `<proxy URL>/v2/local` for a queue app's test API; "" until a tcp-only app's address is known. */
   url: string;
   /** The proxy URL of each http port, by port. */
   http: Record<string, string>;

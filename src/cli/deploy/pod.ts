@@ -171,13 +171,15 @@ export function deployedPod(
   app: PodPort,
 ): DeployedPod {
   const { http, tcp } = podAddresses(apiUrl, pod);
-  const base =
-    app.type === "http" ? proxyUrl(apiUrl, pod.id, app.port) : `http://${tcp[String(app.port)] ?? ""}`;
+  const address = tcp[String(app.port)];
+  // A tcp port's address is known once the Pod runs; until then there is nothing to call.
+  const base = app.type === "http" ? proxyUrl(apiUrl, pod.id, app.port) : address && `http://${address}`;
+  const url = !base ? "" : endpoint.kind === "load-balanced" ? base : `${base}/v2/${POD_API_ENDPOINT}`;
   return {
     id: pod.id,
     image: pod.image,
     kind: endpoint.kind,
-    url: endpoint.kind === "load-balanced" ? base : `${base}/v2/${POD_API_ENDPOINT}`,
+    url,
     http,
     tcp,
   };
