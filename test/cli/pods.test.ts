@@ -87,6 +87,19 @@ describe("Pods from the toolkit", () => {
     });
   });
 
+  it("flash deploy: --port and --gpu need --pod; a --port that is not N/http or N/tcp is refused, naming it", async () => {
+    const bare = await flash(["deploy", "--image", "127.0.0.1:1/app:1", "--port", "80/http"]);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toBe(
+      "✗ flash deploy --port is for a Pod: add --pod (an endpoint's GPUs and ports come from its Endpoint)",
+    );
+    const bad = await flash(["deploy", "--pod", "--image", "127.0.0.1:1/app:1", "--port", "80/udp"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      '✗ Invalid port "80/udp" in flag --port: expected N/http or N/tcp, N from 1 to 65535',
+    );
+  });
+
   it("flash logs NAME reads a Pod's logs: why it could not run", async () => {
     // The pull fails here (no container tool): the Pod is in ERROR and its log says why.
     for (let i = 0; i < 100; i++) {

@@ -4,11 +4,12 @@
 // its `.localhost` proxy URL and, once redeployed with a tcp port (the same Pod, updated), through its tcp
 // forward; listed, then undeployed. Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under
 // the buildah lock.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
@@ -150,7 +151,14 @@ describe("flash deploy --pod: the README's Pods section against the local platfo
     const proxyPort = new URL(proxy.url).port;
 
     // 1. Created: ready once /ping answered through the proxy URL, which it prints.
-    const first = await run(commands[0]!);
+    const timed = async (line: string, what: string) => {
+      const started = Date.now();
+      const result = await run(line);
+      // build + push + create or update + until the app answers, for the report
+      process.stdout.write(`[pod e2e] ${what} ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      return result;
+    };
+    const first = await timed(commands[0]!, "deploy --pod (create)");
     expect(first.code, tail(first)).toBe(0);
     const id = /^ {2}lb-example {2}Pod (\w+) \(created\) {2}GPU NVIDIA L4 {2}RUNNING$/m.exec(
       first.stdout,
@@ -174,16 +182,16 @@ describe("flash deploy --pod: the README's Pods section against the local platfo
 
     // The README's client snippet, by the name deploy recorded.
     writeFileSync(join(project.dir, "pod.mjs"), clientSnippet);
-    const client = spawnSync("node", ["pod.mjs"], {
+    // Run apart (the platform answers from this process meanwhile).
+    const client = await promisify(execFile)("node", ["pod.mjs"], {
       cwd: project.dir,
       env: { ...process.env, HOME: home, RUNPOD_API_KEY: KEY, LOG_LEVEL: "ERROR" },
       encoding: "utf8",
     });
-    expect(client.status, client.stderr).toBe(0);
     expect(client.stdout).toBe("{ hello: 'pods' }\n");
 
     // 2. The same Pod updated (PATCH): the app now on a tcp port, called through its forward.
-    const second = await run(commands[1]!);
+    const second = await timed(commands[1]!, "deploy --pod (update)");
     expect(second.code, tail(second)).toBe(0);
     expect(second.stdout).toMatch(
       new RegExp(`^ {2}lb-example {2}Pod ${id} \\(updated\\) {2}GPU NVIDIA L4 {2}RUNNING$`, "m"),
