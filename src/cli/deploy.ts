@@ -4,7 +4,7 @@ import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.j
 import { ConfigError, nonEmpty, onOff, repeated, seconds, toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
 import { type DeployedEntry, deployApp } from "./deploy/deploy.js";
-import { podAddresses, podPort } from "./deploy/pod.js";
+import { deployedPod, podAddresses, podPort } from "./deploy/pod.js";
 import { type DeployedPodEntry, deployPod, recordPod, waitForPod } from "./deploy/pod-deploy.js";
 import { DEFAULT_WAIT_TIMEOUT_S, readTestInput, waitForRelease } from "./deploy/wait.js";
 import { toolkitLogger } from "./log.js";
@@ -121,17 +121,15 @@ function podSummary(apiUrl: string, entry: DeployedPodEntry, proof: string | und
     const where = type === "http" ? http[port!] : (tcp[port!] ?? "(its address once it runs: flash pods)");
     lines.push(`    ${port}/${type}  ${where}`);
   }
-  const base =
-    entry.app.type === "http"
-      ? http[String(entry.app.port)]
-      : tcp[String(entry.app.port)] && `http://${tcp[String(entry.app.port)]}`;
-  if (base && endpoint.kind === "load-balanced") {
+  // What the client calls: the app's routes, or a queue app's test API.
+  const { url } = deployedPod(apiUrl, pod, endpoint, entry.app);
+  if (url && endpoint.kind === "load-balanced") {
     const route =
       endpoint.routes.find((r) => r.method === "GET" && !r.path.includes(":")) ?? endpoint.routes[0];
-    if (route) lines.push(`    curl -X ${route.method} '${base}${route.path}'`);
-  } else if (base) {
+    if (route) lines.push(`    curl -X ${route.method} '${url}${route.path}'`);
+  } else if (url) {
     lines.push(
-      `    curl -X POST ${base}/v2/local/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input":{}}'`,
+      `    curl -X POST ${url}/runsync -H "Authorization: Bearer $RUNPOD_API_KEY" -H 'Content-Type: application/json' -d '{"input":{}}'`,
     );
   }
   lines.push("  Recorded in .flash/deployments.json");
