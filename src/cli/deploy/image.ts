@@ -25,7 +25,7 @@ export const RUNTIME_IMAGES = {
   cuda: "localhost/flash-worker:cuda",
 } as const;
 /** The flash-worker package running this command: its Dockerfile.cpu/.gpu build the runtime images. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** Tool output lines that mark progress: build steps, commits, layer copies, the manifest write. */
 const PROGRESS =
