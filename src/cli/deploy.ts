@@ -41,7 +41,7 @@ export const spec = {
       ["--port"],
       podPort,
       "N/http|tcp",
-      "a port the Pod exposes, through the proxy (http) or forwarded (tcp); the first is the app's (default 80/http, a queue app's test API 8000/http)",
+      "a port the Pod exposes, through the proxy (http) or forwarded (tcp); the app listens on the first http one, else the first tcp one (default 80/http, a queue app's test API 8000/http)",
     ),
     baseImage: {
       flags: ["--base-image"],
