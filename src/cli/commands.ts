@@ -12,6 +12,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   deploy: () => import("./deploy.js"),
   undeploy: () => import("./undeploy.js"),
   endpoints: () => import("./endpoints.js"),
+  pods: () => import("./pods.js"),
   logs: () => import("./logs.js"),
   doctor: () => import("./doctor.js"),
   image: () => import("./image.js"),

@@ -79,7 +79,7 @@ export function commandHelp(spec: CommandSpec): string {
   if (listed.length > 0) {
     const shown = listed.map((o) => {
       const value = o.value ? (o.optionalValue ? `[=${o.value}]` : ` ${o.value}`) : "";
-      return `${shownFlags(o).join(", ")}${value}`;
+      return `${shownFlags(o).join(", ")}${value}${o.repeat ? "..." : ""}`;
     });
     const width = Math.max(...shown.map((s) => s.length)) + 2;
     lines.push("", "options:");

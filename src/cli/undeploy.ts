@@ -1,17 +1,18 @@
-// `flash undeploy`: deletes endpoints by name or id, or all this app deployed, after asking.
+// `flash undeploy`: deletes endpoints and Pods by name or id, or all this app deployed, after asking.
 import { createInterface } from "node:readline";
 import { toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
-import { deleteEndpoints, endpointsToDelete } from "./deploy/lifecycle.js";
+import { deleteEndpoints } from "./deploy/lifecycle.js";
+import { deletePods, resourcesToDelete } from "./deploy/pod-lifecycle.js";
 import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec = {
   name: "undeploy",
   args: "NAME...",
-  summary: "delete endpoints (by name or id, or --all this app deployed); asks first unless --yes",
+  summary: "delete endpoints and Pods (by name or id, or --all this app deployed); asks first unless --yes",
   options: {
-    all: toggle(["--all"], "every endpoint this app deployed (.flash/deployments.json)"),
+    all: toggle(["--all"], "every endpoint and Pod this app deployed (.flash/deployments.json)"),
     yes: toggle(["--yes", "-y"], "do not ask first"),
     ...API_OPTIONS,
   },
@@ -35,14 +36,18 @@ export async function run(args: string[]): Promise<number> {
   try {
     const { options, positional } = parseCommandArgs(spec, args);
     const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
-    const doomed = await endpointsToDelete(api, process.cwd(), positional, options.all);
-    if (doomed.length === 0) {
-      process.stdout.write("Nothing to delete: the recorded endpoints no longer exist.\n");
+    const doomed = await resourcesToDelete(api, process.cwd(), positional, options.all);
+    const count = doomed.endpoints.length + doomed.pods.length;
+    if (count === 0) {
+      process.stdout.write("Nothing to delete: the recorded endpoints and Pods no longer exist.\n");
       return 0;
     }
-    const list = doomed.map((e) => `${e.name} (${e.id})`).join(", ");
+    const list = [
+      ...doomed.endpoints.map((e) => `${e.name} (${e.id})`),
+      ...doomed.pods.map((p) => `Pod ${p.name} (${p.id})`),
+    ].join(", ");
     if (!options.yes) {
-      const yes = await confirm(`Delete ${doomed.length} endpoint(s) on ${api.url}: ${list}? [y/N] `);
+      const yes = await confirm(`Delete ${count} endpoint(s) and Pod(s) on ${api.url}: ${list}? [y/N] `);
       if (!yes) {
         return fail(
           process.stdin.isTTY
@@ -51,7 +56,8 @@ export async function run(args: string[]): Promise<number> {
         );
       }
     }
-    await deleteEndpoints(api, process.cwd(), doomed);
+    await deleteEndpoints(api, process.cwd(), doomed.endpoints);
+    await deletePods(api, process.cwd(), doomed.pods);
     process.stdout.write(`✓ deleted ${list}\n`);
     return 0;
   } catch (err) {

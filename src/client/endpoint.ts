@@ -91,6 +91,11 @@ export interface EndpointClientOptions {
   url?: string;
   /** Used in messages and logs; with neither id nor url, the endpoint `flash deploy` created under this name. */
   name?: string;
+  /**
+   * The Pod `flash deploy --pod` created under this name (.flash/deployments.json): calls go to its proxy URL,
+   * routes for a load-balanced app, jobs for a queue app's test API.
+   */
+  pod?: string;
   /** `{base_url}`; default RUNPOD_ENDPOINT_BASE_URL (a trailing /v2 is dropped), else https://api.runpod.ai. */
   baseUrl?: string;
   /** Default: RUNPOD_API_KEY / SERVICE_API_KEY, `.env`, then `~/.runpod/config.toml`. */
@@ -180,8 +185,10 @@ export class EndpointClient {
   constructor(private readonly options: EndpointClientOptions) {
     this.env = options.env ?? process.env;
     const id = options.id ?? (options.url ? lastSegment(options.url) : undefined);
-    if (!id && !options.name) throw new TypeError("EndpointClient needs an endpoint id, url or name");
-    this.name = options.name ?? id ?? "";
+    if (!id && !options.name && !options.pod) {
+      throw new TypeError("EndpointClient needs an endpoint id, url or name, or a Pod's name");
+    }
+    this.name = options.name ?? options.pod ?? id ?? "";
     // LOG_LEVEL as the toolkit reads it; text lines on stderr, so a program's stdout stays its own.
     this.log =
       options.logger ??
@@ -613,6 +620,24 @@ export class EndpointClient {
         url: `${base}/v2/${encodeURIComponent(options.id)}`,
         routesUrl: routesUrlOf(base, options.id),
       };
+    } else if (options.pod) {
+      const cwd = options.cwd ?? process.cwd();
+      const deployed = readDeployments(cwd)?.pods?.[options.pod];
+      if (!deployed?.url) {
+        throw new EndpointNotDeployedError(
+          options.pod,
+          deployed
+            ? "its Pod's address is not known yet (flash pods shows it once it runs)"
+            : `no Pod of that name is recorded in ${cwd}/.flash (flash deploy --pod)`,
+        );
+      }
+      const job = JOB_URL.exec(deployed.url);
+      this.target = {
+        id: job ? decodeURIComponent(job[2]!) : deployed.id,
+        url: deployed.url,
+        routesUrl: deployed.url,
+        kind: deployed.kind,
+      };
     } else {
       const cwd = options.cwd ?? process.cwd();
       const deployed = readDeployments(cwd)?.endpoints[this.name];
@@ -678,6 +703,16 @@ export class EndpointClient {
 /** A client for the endpoint with this id (or these options). */
 export function endpoint(idOrOptions: string | EndpointClientOptions, options: EndpointClientOptions = {}) {
   return new EndpointClient(typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions);
+}
+
+/**
+ * A client for a Pod's app: by the name `flash deploy --pod` recorded, or by its proxy URL
+ * (`https://<pod_id>-<port>.proxy.runpod.net`); a load-balanced app's routes as on an endpoint.
+ */
+export function pod(nameOrUrl: string, options: EndpointClientOptions = {}) {
+  return new EndpointClient(
+    /^https?:\/\//.test(nameOrUrl) ? { ...options, url: nameOrUrl } : { ...options, pod: nameOrUrl },
+  );
 }
 
 /** Where a load-balanced endpoint's routes are: `<id>.api.runpod.ai` on RunPod, `/lb/<id>` on the local platform. */

@@ -1,5 +1,6 @@
 // flash-worker/client: call serverless endpoints from TypeScript (run, runsync, status, stream, cancel,
-// health, purgeQueue; get/post/put/patch/delete on load-balanced routes), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
+// health, purgeQueue; get/post/put/patch/delete on load-balanced routes), and a Pod's app by name or proxy URL
+// (pod()), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 // Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
 
 export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
@@ -29,6 +30,7 @@ export {
   type JobOptions,
   type JobOutput,
   type JobStatus,
+  pod,
   type RouteAnswer,
   type RouteMethod,
   type WaitOptions,

@@ -3,6 +3,7 @@
 // a no-op job (docs/benchmarks.md); undici's own request() is as fast but its import costs ~65 ms and ~20 MB.
 import http from "node:http";
 import https from "node:https";
+import type { LookupFunction } from "node:net";
 
 export interface WireRequest {
   method: string;
@@ -50,6 +51,17 @@ const agents = {
   https: new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
 };
 
+/** `*.localhost` names are loopback (RFC 6761), as browsers resolve them: the local platform's Pod proxy hosts. */
+const loopbackLookup: LookupFunction = (_hostname, options, callback) => {
+  if (options.all) callback(null, [{ address: "127.0.0.1", family: 4 }]);
+  else callback(null, "127.0.0.1", 4);
+};
+
+/** The lookup for a URL's host: loopback for `*.localhost`, the system's otherwise. */
+function lookupFor(url: string): LookupFunction | undefined {
+  return /^[a-z]+:\/\/[^/]*\.localhost(?::\d+)?(?:\/|$)/i.test(url) ? loopbackLookup : undefined;
+}
+
 function responseOf(res: http.IncomingMessage): WireResponse {
   const status = res.statusCode ?? 0;
   const raw = res.headers;
@@ -87,7 +99,12 @@ export const nodeTransport: Transport = (request) =>
     };
     const req = (secure ? https : http).request(
       request.url,
-      { method: request.method, headers: request.headers, agent: secure ? agents.https : agents.http },
+      {
+        method: request.method,
+        headers: request.headers,
+        agent: secure ? agents.https : agents.http,
+        lookup: lookupFor(request.url),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -21,6 +21,8 @@ export interface Option<T = unknown> {
   readonly switch?: boolean;
   /** A value that may be left out: `--tls-verify` alone means `--tls-verify=true`. */
   readonly optionalValue?: boolean;
+  /** Given any number of times: the values in order (none: []); read from flags only. */
+  readonly repeat?: boolean;
   /** Never logged once read (API keys). */
   readonly secret?: boolean;
   readonly parse: (raw: string, source: string) => T;
@@ -34,9 +36,11 @@ export interface Option<T = unknown> {
 export type OptionTable = Readonly<Record<string, Option>>;
 
 type ValueOf<O> = O extends { parse: (raw: string, source: string) => infer T }
-  ? O extends { default: unknown }
-    ? T
-    : T | undefined
+  ? O extends { repeat: true }
+    ? T[]
+    : O extends { default: unknown }
+      ? T
+      : T | undefined
   : never;
 
 /** A table's values: options with a default are always set. */
@@ -120,7 +124,9 @@ export function readOptions<T extends OptionTable>(
       raw = next;
       i++;
     }
-    given.set(name, option.parse(raw, `flag ${flag}`));
+    const value = option.parse(raw, `flag ${flag}`);
+    if (option.repeat) given.set(name, [...((given.get(name) as unknown[] | undefined) ?? []), value]);
+    else given.set(name, value);
   }
 
   const values: Record<string, unknown> = {};
@@ -132,7 +138,7 @@ export function readOptions<T extends OptionTable>(
       value = given.get(name);
       source = "flag";
     } else {
-      for (const variable of option.env ?? []) {
+      for (const variable of option.repeat ? [] : (option.env ?? [])) {
         const raw = env[variable];
         if (raw !== undefined && raw !== "") {
           value = option.parse(raw, `environment variable ${variable}`);
@@ -141,7 +147,7 @@ export function readOptions<T extends OptionTable>(
         }
       }
     }
-    if (value === undefined) value = option.default;
+    if (value === undefined) value = option.repeat ? [] : option.default;
     if (option.secret && typeof value === "string") addSecret(value);
     values[name] = value;
     sources[name] = source;
@@ -284,4 +290,14 @@ export function logLevelFrom(env: Env = process.env): LogLevel {
   } catch {
     return "INFO";
   }
+}
+
+/** An option given any number of times (`--port 8000/http --port 22/tcp`): its values in order, [] when absent. */
+export function repeated<T>(
+  flags: readonly string[],
+  parse: (raw: string, source: string) => T,
+  value: string,
+  help: string,
+) {
+  return { flags, repeat: true, parse, value, help } as const;
 }

@@ -9,6 +9,20 @@ export interface DeployedEndpoint {
   kind: "queue" | "load-balanced";
 }
 
+/** A Pod `flash deploy --pod` made: its id, and where its ports are reached. */
+export interface DeployedPod {
+  id: string;
+  /** The image it runs (pinned to the pushed digest when known). */
+  image: string;
+  kind: "queue" | "load-balanced";
+  /** What the client calls: the app's proxy URL (routes), or `<proxy URL>/v2/local` for a queue app's test API; "" until a tcp-only app's address is known. */
+  url: string;
+  /** The proxy URL of each http port, by port. */
+  http: Record<string, string>;
+  /** `ip:port` of each tcp port, by port, when the Pod last reported them. */
+  tcp: Record<string, string>;
+}
+
 export interface Deployments {
   /** The REST API's base URL the endpoints were deployed through. */
   platform: string;
@@ -17,6 +31,8 @@ export interface Deployments {
   image?: string;
   /** By endpoint name. */
   endpoints: Record<string, DeployedEndpoint>;
+  /** By Pod name (flash deploy --pod). */
+  pods?: Record<string, DeployedPod>;
 }
 
 export function deploymentsPath(projectDir: string): string {

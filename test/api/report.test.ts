@@ -22,6 +22,7 @@ describe("API report", () => {
     for (const name of [
       "EndpointClient",
       "endpoint",
+      "pod",
       "isFlashError",
       "ExecutionTimeoutError",
       "resolveApiKey",

@@ -16,6 +16,7 @@ import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { flashRun, freePort, ROOT } from "../process.js";
 import { buildahIn, startRegistry } from "./registry.js";
+import { type Snippet, snippets } from "./snippets.js";
 
 const KEY = "e2e-readme-key";
 const STORAGE = process.env.FLASH_README_TEST_STORAGE ?? "/var/tmp/flash-readme-storage";
@@ -27,31 +28,6 @@ const missingTool = !has("buildah", ["--version"])
   : !has("docker-registry", ["--version"])
     ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
     : undefined;
-
-interface Snippet {
-  file: string;
-  /** The `## ` section it is in. */
-  section: string;
-  lang: string;
-  text: string;
-}
-
-/** Every fenced block of a Markdown file, with its section and info string. */
-function snippets(file: string): Snippet[] {
-  const out: Snippet[] = [];
-  let section = "";
-  let open: Snippet | undefined;
-  for (const line of readFileSync(join(ROOT, file), "utf8").split("\n")) {
-    if (open) {
-      if (line.startsWith("```")) {
-        out.push(open);
-        open = undefined;
-      } else open.text += `${line}\n`;
-    } else if (line.startsWith("## ")) section = line.slice(3).trim();
-    else if (line.startsWith("```")) open = { file, section, lang: line.slice(3).trim(), text: "" };
-  }
-  return out;
-}
 
 const docs = [
   "README.md",

@@ -9,6 +9,7 @@ import { FlashError } from "../../errors.js";
 import { addSecret, type Logger } from "../../log/index.js";
 import { type DeployedEndpoint, readDeployments, writeDeployments } from "../../project/deployments.js";
 import {
+  type BuildResult,
   buildArtifact,
   checkArtifact,
   formatSize,
@@ -22,8 +23,8 @@ import { credentialName, findRegistryLogin } from "./registry-auth.js";
 import { isApiError, type RestClient } from "./rest-client.js";
 import type { CreateEndpointRequest, GpuCatalogType, RestEndpoint } from "./rest-types.js";
 
-export interface DeployOptions {
-  api: RestClient;
+/** What building and pushing the app's image takes. */
+export interface ImageOptions {
   /** Project root. */
   root: string;
   entries: string[];
@@ -32,13 +33,17 @@ export interface DeployOptions {
   baseImage?: string;
   nodeBaseImage?: string;
   tlsVerify?: boolean;
-  /** Create or reuse a registry credential on the platform from the local auth files. */
-  registryAuth: boolean;
   /** The container tool to build and push with (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
   containers?: ContainerToolOptions;
   log: Logger;
   /** One line of progress for the user (stdout). */
   say(line: string): void;
+}
+
+export interface DeployOptions extends ImageOptions {
+  api: RestClient;
+  /** Create or reuse a registry credential on the platform from the local auth files. */
+  registryAuth: boolean;
 }
 
 export interface DeployedEntry {
@@ -60,7 +65,7 @@ export class DeployError extends FlashError {
 }
 
 export async function deployApp(options: DeployOptions): Promise<DeployResult> {
-  const { api, log, say } = options;
+  const { api, log } = options;
   checkImageName(options.image);
   // The key and the API first: a refused key should not cost a build.
   let existing: RestEndpoint[];
@@ -69,20 +74,8 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   } catch (err) {
     throw asDeployError(err, api.url);
   }
-  const built = await buildArtifact({
-    root: options.root,
-    entries: options.entries,
-    target: WORKER_PLATFORM,
-    // A project Dockerfile installs the app's dependencies itself: the artifact's install would go unused.
-    installDependencies: !existsSync(join(options.root, "Dockerfile")),
-    nodeVersion: options.nodeVersion,
-    log: log.child({ subject: "build" }),
-  });
+  const built = await buildApp(options);
   const { manifest } = built;
-  checkArtifact(built.artifact, relative(options.root, built.artifact));
-  say(
-    `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
-  );
 
   // Every endpoint is mapped before the image is built: a bad GPU or CPU choice fails in seconds.
   const needsCatalog = manifest.endpoints.some((e) => !e.cpu);
@@ -116,23 +109,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     return { endpoint, body, current };
   });
 
-  const tool = findContainerTool(options.containers);
-  const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
-  const image = await buildAndPush({
-    tool,
-    root: options.root,
-    artifact: built.artifact,
-    image: options.image,
-    entry: manifest.endpoints[0]?.file ?? "handler.ts",
-    kind,
-    baseImage: options.baseImage,
-    nodeBaseImage: options.nodeBaseImage,
-    tlsVerify: options.tlsVerify,
-    log: log.child({ subject: "image" }),
-  });
-  say(
-    `✓ image ${image.image}  ${formatSize(image.bytes)}  built in ${(image.buildMs / 1000).toFixed(1)}s, pushed in ${(image.pushMs / 1000).toFixed(1)}s${image.digest ? `  ${image.digest}` : ""}`,
-  );
+  const image = await pushAppImage(options, built);
 
   let registry: string | undefined;
   if (options.registryAuth) registry = await registryCredential(options);
@@ -150,6 +127,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
       deployedAt: new Date().toISOString(),
       image: image.image,
       endpoints,
+      pods: previous?.platform === api.url ? previous.pods : undefined,
     });
   };
   for (const plan of plans) {
@@ -191,8 +169,50 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   return { image, endpoints: done };
 }
 
+/** Builds the app's artifact (as flash build does) and says so: its manifest names the endpoints. */
+export async function buildApp(options: ImageOptions): Promise<BuildResult> {
+  const built = await buildArtifact({
+    root: options.root,
+    entries: options.entries,
+    target: WORKER_PLATFORM,
+    // A project Dockerfile installs the app's dependencies itself: the artifact's install would go unused.
+    installDependencies: !existsSync(join(options.root, "Dockerfile")),
+    nodeVersion: options.nodeVersion,
+    log: options.log.child({ subject: "build" }),
+  });
+  const { manifest } = built;
+  checkArtifact(built.artifact, relative(options.root, built.artifact));
+  options.say(
+    `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
+  );
+  return built;
+}
+
+/** Builds the app's image on its artifact (CPU base when every endpoint runs on CPUs) and pushes it. */
+export async function pushAppImage(options: ImageOptions, built: BuildResult): Promise<BuiltImage> {
+  const { manifest } = built;
+  const tool = findContainerTool(options.containers);
+  const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
+  const image = await buildAndPush({
+    tool,
+    root: options.root,
+    artifact: built.artifact,
+    image: options.image,
+    entry: manifest.endpoints[0]?.file ?? "handler.ts",
+    kind,
+    baseImage: options.baseImage,
+    nodeBaseImage: options.nodeBaseImage,
+    tlsVerify: options.tlsVerify,
+    log: options.log.child({ subject: "image" }),
+  });
+  options.say(
+    `✓ image ${image.image}  ${formatSize(image.bytes)}  built in ${(image.buildMs / 1000).toFixed(1)}s, pushed in ${(image.pushMs / 1000).toFixed(1)}s${image.digest ? `  ${image.digest}` : ""}`,
+  );
+  return image;
+}
+
 /** The platform's credential for the image's registry: reused by name, else created from the local auth files. */
-async function registryCredential(options: DeployOptions): Promise<string> {
+export async function registryCredential(options: ImageOptions & { api: RestClient }): Promise<string> {
   const login = findRegistryLogin(options.image);
   if (!login) {
     throw new DeployError(
@@ -224,7 +244,7 @@ async function registryCredential(options: DeployOptions): Promise<string> {
   }
 }
 
-function asDeployError(err: unknown, url: string): Error {
+export function asDeployError(err: unknown, url: string): Error {
   if (isApiError(err)) return new DeployError(apiErrorSentence(err, "the deployment", url));
   return err instanceof Error ? err : new Error(String(err));
 }

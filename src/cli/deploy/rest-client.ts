@@ -10,12 +10,15 @@ import type { Logger } from "../../log/index.js";
 import { VERSION } from "../../version.js";
 import type {
   CreateEndpointRequest,
+  CreatePodRequest,
   GpuCatalogType,
   ListEndpointWorkersResponse,
   ProblemBody,
   Registry,
   RestEndpoint,
+  RestPod,
   UpdateEndpointRequest,
+  UpdatePodRequest,
   WorkerLogEvent,
 } from "./rest-types.js";
 
@@ -73,6 +76,13 @@ export interface RestClientOptions {
 }
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+export interface LogStreamOptions {
+  tail?: number;
+  follow?: boolean;
+  signal?: AbortSignal;
+  onEvent: (event: WorkerLogEvent) => void;
+}
 
 export class RestClient {
   readonly url: string;
@@ -139,6 +149,26 @@ export class RestClient {
     return this.call("POST", "/v2/registries", body);
   }
 
+  listPods(): Promise<RestPod[]> {
+    return this.call<{ pods: RestPod[] }>("GET", "/v2/pods").then((r) => r.pods);
+  }
+
+  getPod(id: string): Promise<RestPod> {
+    return this.call("GET", `/v2/pods/${encodeURIComponent(id)}`);
+  }
+
+  createPod(body: CreatePodRequest): Promise<RestPod> {
+    return this.call("POST", "/v2/pods", body);
+  }
+
+  updatePod(id: string, body: UpdatePodRequest): Promise<RestPod> {
+    return this.call("PATCH", `/v2/pods/${encodeURIComponent(id)}`, body);
+  }
+
+  async deletePod(id: string): Promise<void> {
+    await this.call("DELETE", `/v2/pods/${encodeURIComponent(id)}`);
+  }
+
   gpuTypes(): Promise<GpuCatalogType[]> {
     return this.call<{ gpus: GpuCatalogType[] }>("GET", "/v2/catalog/gpus").then((r) => r.gpus);
   }
@@ -147,17 +177,20 @@ export class RestClient {
    * A worker's log lines (SSE): the last `tail` lines, then, with `follow`, new ones until `signal` aborts.
    * Without `follow` it returns once the backlog has been read (the stream's first quiet moment).
    */
-  async workerLogs(
-    endpointId: string,
-    workerId: string,
-    options: {
-      tail?: number;
-      follow?: boolean;
-      signal?: AbortSignal;
-      onEvent: (event: WorkerLogEvent) => void;
-    },
-  ): Promise<void> {
-    const path = `/v2/serverless/${encodeURIComponent(endpointId)}/workers/${encodeURIComponent(workerId)}/logs?tail=${options.tail ?? 100}`;
+  workerLogs(endpointId: string, workerId: string, options: LogStreamOptions): Promise<void> {
+    return this.logStream(
+      `/v2/serverless/${encodeURIComponent(endpointId)}/workers/${encodeURIComponent(workerId)}/logs`,
+      options,
+    );
+  }
+
+  /** A Pod's log lines (SSE), as workerLogs reads a worker's. */
+  podLogs(podId: string, options: LogStreamOptions): Promise<void> {
+    return this.logStream(`/v2/pods/${encodeURIComponent(podId)}/logs`, options);
+  }
+
+  private async logStream(base: string, options: LogStreamOptions): Promise<void> {
+    const path = `${base}?tail=${options.tail ?? 100}`;
     const controller = new AbortController();
     options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
     // A stream is opened once, without a deadline: it lasts as long as the caller follows it.

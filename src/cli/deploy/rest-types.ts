@@ -132,3 +132,47 @@ export interface ProblemBody {
   detail: string;
   errors?: string[];
 }
+
+/** `CreatePodRequest` (unevaluatedProperties: false): one of gpu or cpu. */
+export interface CreatePodRequest {
+  name: string;
+  image: string;
+  args?: string;
+  env?: Record<string, string>;
+  /** `8000/http` through the proxy, `22/tcp` forwarded to a public port. */
+  ports?: string[];
+  registry?: string | null;
+  gpu?: { id: string; count: number };
+  cpu?: CreateCpu;
+}
+
+/** `UpdatePodRequest`: the container's settings (its compute cannot change). */
+export type UpdatePodRequest = Partial<Omit<CreatePodRequest, "gpu" | "cpu">>;
+
+export type PodStatus = "PROVISIONING" | "STARTING" | "RUNNING" | "EXITED" | "ERROR" | "TERMINATED";
+
+/** `PodRuntimePort`: a tcp port's public `ip:public`, an http port's proxy. */
+export interface PodRuntimePort {
+  private: number;
+  public: number | null;
+  type: string;
+  ip: string | null;
+}
+
+/** `Pod` as the API returns it (the fields the toolkit reads). */
+export interface RestPod {
+  id: string;
+  name: string;
+  status: PodStatus;
+  image: string;
+  args: string;
+  env: Record<string, string>;
+  ports: string[];
+  registry: string | null;
+  gpu?: { id: string; count: number };
+  cpu?: CreateCpu & { memory: number };
+  /** Dollars per hour. */
+  cost: number;
+  runtime: { uptime?: number; ports?: PodRuntimePort[] } | null;
+  createdAt: string;
+}

@@ -46,7 +46,10 @@ export class PodLife {
       if (this.tickets.get(pod.id) !== ticket) return;
       pod.status = "ERROR";
       pod.error = err.message;
-      this.log.error(`Pod ${pod.id} (${pod.name}): cannot run ${pod.image}: ${err.message}`);
+      // Under the Pod's subject, so its logs (GET /v2/pods/{id}/logs) say why it is in ERROR.
+      this.log
+        .child({ subject: pod.id })
+        .error(`Pod:${pod.id} | Pod ${pod.id} (${pod.name}): cannot run ${pod.image}: ${err.message}`);
     });
   }
 

@@ -124,4 +124,20 @@ describe("nodeTransport", () => {
       code: "ECONNREFUSED",
     });
   });
+
+  it("reaches a *.localhost name on loopback (RFC 6761), Host kept: the local platform's Pod proxy URLs", async () => {
+    let host: string | undefined;
+    server = await startServer((request, response) => {
+      host = request.headers.host;
+      response.end("pod");
+    });
+    const port = new URL(server.url).port;
+    const { text } = await nodeTransport({
+      method: "GET",
+      url: `http://abc123-8000.localhost:${port}/`,
+      headers: {},
+    });
+    expect(text).toBe("pod");
+    expect(host).toBe(`abc123-8000.localhost:${port}`);
+  });
 });

@@ -1,0 +1,137 @@
+// The rest of a Pod's life through REST v2, beside endpoints': find what a name means (an endpoint, a Pod, or
+// both), delete Pods and forget them in .flash/deployments.json, list Pods with their addresses, read a Pod's logs.
+
+import { readDeployments, writeDeployments } from "../../project/deployments.js";
+import { LifecycleError, withApi } from "./lifecycle.js";
+import { podAddresses } from "./pod.js";
+import type { RestClient } from "./rest-client.js";
+import type { RestEndpoint, RestPod } from "./rest-types.js";
+
+/** What `flash undeploy` deletes. */
+export interface Doomed {
+  endpoints: RestEndpoint[];
+  pods: RestPod[];
+}
+
+/** The endpoints and Pods `flash undeploy` deletes: those named (by name or id), or every one this app recorded. */
+export async function resourcesToDelete(
+  api: RestClient,
+  root: string,
+  names: readonly string[],
+  all: boolean,
+): Promise<Doomed> {
+  if (!all && names.length === 0) {
+    throw new LifecycleError("Name the endpoints or Pods to delete (flash undeploy NAME...), or pass --all");
+  }
+  const recorded = readDeployments(root);
+  const mine = recorded?.platform === api.url ? recorded : undefined;
+  if (all && Object.keys({ ...mine?.endpoints, ...mine?.pods }).length === 0) {
+    throw new LifecycleError(
+      `No endpoints or Pods of this app are recorded for ${api.url} in ${root}/.flash/deployments.json; name them: flash undeploy NAME...`,
+    );
+  }
+  const endpoints = await withApi(api, "the endpoint list", () => api.listEndpoints());
+  const pods = await withApi(api, "the Pod list", () => api.listPods());
+  if (all) {
+    const endpointIds = new Set(Object.values(mine?.endpoints ?? {}).map((e) => e.id));
+    const podIds = new Set(Object.values(mine?.pods ?? {}).map((p) => p.id));
+    return {
+      endpoints: endpoints.filter((e) => endpointIds.has(e.id)),
+      pods: pods.filter((p) => podIds.has(p.id)),
+    };
+  }
+  const doomed: Doomed = { endpoints: [], pods: [] };
+  for (const ref of names) {
+    const endpoint = oneNamed(endpoints, ref, "endpoints");
+    const pod = oneNamed(pods, ref, "Pods");
+    if (!endpoint && !pod) {
+      const there = [...endpoints.map((e) => e.name), ...pods.map((p) => `${p.name} (Pod)`)];
+      throw new LifecycleError(
+        `No endpoint or Pod named ${ref} on ${api.url}${there.length ? ` (there: ${there.join(", ")})` : " (it has none)"}`,
+      );
+    }
+    if (endpoint) doomed.endpoints.push(endpoint);
+    if (pod) doomed.pods.push(pod);
+  }
+  return doomed;
+}
+
+/** The one resource with this id, else this name; a name two share is refused. */
+function oneNamed<T extends { id: string; name: string }>(
+  all: readonly T[],
+  ref: string,
+  what: string,
+): T | undefined {
+  const byId = all.find((r) => r.id === ref);
+  if (byId) return byId;
+  const named = all.filter((r) => r.name === ref);
+  if (named.length > 1) {
+    throw new LifecycleError(
+      `${named.length} ${what} are named ${ref} (${named.map((r) => r.id).join(", ")}): name one by its id`,
+    );
+  }
+  return named[0];
+}
+
+/** Deletes the Pods, then forgets them in .flash/deployments.json. */
+export async function deletePods(api: RestClient, root: string, pods: readonly RestPod[]): Promise<void> {
+  const deleted: string[] = [];
+  try {
+    for (const pod of pods) {
+      await withApi(api, `Pod ${pod.name}`, () => api.deletePod(pod.id));
+      deleted.push(pod.id);
+    }
+  } finally {
+    const recorded = readDeployments(root);
+    if (recorded?.pods && recorded.platform === api.url && deleted.length > 0) {
+      const left = Object.entries(recorded.pods).filter(([, p]) => !deleted.includes(p.id));
+      writeDeployments(root, { ...recorded, pods: left.length > 0 ? Object.fromEntries(left) : undefined });
+    }
+  }
+}
+
+/** The Pods as a table: name, id, status, compute, cost, uptime, then each port's address. */
+export function formatPods(apiUrl: string, pods: readonly RestPod[]): string {
+  if (pods.length === 0) return "No Pods.";
+  const lines: string[] = [];
+  for (const pod of pods) {
+    const compute = pod.gpu
+      ? `gpu ${pod.gpu.count}x ${pod.gpu.id}`
+      : `cpu ${pod.cpu?.id}x${pod.cpu?.vcpuCount} ${pod.cpu?.memory} GB`;
+    const uptime = pod.runtime?.uptime != null ? `  up ${pod.runtime.uptime}s` : "";
+    lines.push(
+      `${pod.name}  ${pod.id}  ${pod.status}  ${compute}  $${pod.cost.toFixed(2)}/hr${uptime}  ${pod.image}`,
+    );
+    const { http, tcp } = podAddresses(apiUrl, pod);
+    for (const exposed of pod.ports) {
+      const [port, type] = exposed.split("/");
+      const where =
+        type === "http"
+          ? http[port!]
+          : (tcp[port!] ?? (pod.status === "RUNNING" ? "(no public port)" : "(once it runs)"));
+      lines.push(`  ${port}/${type}  ${where}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** The Pod named `ref` (its name or id), or undefined. */
+export async function findPod(api: RestClient, ref: string): Promise<RestPod | undefined> {
+  const pods = await withApi(api, "the Pod list", () => api.listPods());
+  return oneNamed(pods, ref, "Pods");
+}
+
+/** A Pod's log lines; with `follow`, until `signal` aborts. */
+export async function podLogs(
+  api: RestClient,
+  pod: RestPod,
+  options: { follow: boolean; signal: AbortSignal; write(line: string): void },
+): Promise<void> {
+  await withApi(api, `the logs of Pod ${pod.name}`, () =>
+    api.podLogs(pod.id, {
+      follow: options.follow,
+      signal: options.signal,
+      onEvent: (event) => options.write(event.line),
+    }),
+  );
+}

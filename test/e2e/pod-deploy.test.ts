@@ -1,0 +1,235 @@
+// `flash deploy --pod` for real, as the README's "Pods" section says (its commands and client snippet read from
+// README.md, never copied here): examples/load-balanced built into an image, pushed to a real OCI registry on
+// loopback, run as a Pod by the local platform (every API exchange judged by the OpenAPI document), called through
+// its `.localhost` proxy URL and, once redeployed with a tcp port (the same Pod, updated), through its tcp
+// forward; listed, then undeployed. Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under
+// the buildah lock.
+import { execFile, spawnSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log/index.js";
+import { type Platform, startPlatform } from "../../src/platform/index.js";
+import { makeProject, type Project } from "../cli/toolkit-project.js";
+import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import { flashRun, freePort, ROOT } from "../process.js";
+import { buildahIn, startRegistry } from "./registry.js";
+import { snippets } from "./snippets.js";
+
+const KEY = "e2e-pod-deploy-key";
+const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
+const STANDIN = "localhost/flash-standin:bookworm";
+const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
+const skipReason =
+  process.getuid?.() !== 0 ? "not root (buildah's vfs storage with chroot isolation needs it)" : undefined;
+const missingTool = !has("buildah", ["--version"])
+  ? "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)"
+  : !has("docker-registry", ["--version"])
+    ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
+    : undefined;
+const buildah = buildahIn(STORAGE);
+
+/** The README's "Pods" section: its shell commands (continuations joined) and its client snippet. */
+const section = snippets("README.md").filter((s) => s.section === "Pods");
+const commands = section
+  .filter((s) => s.lang === "sh")
+  .flatMap((s) => s.text.replace(/\\\n\s*/g, "").split("\n"))
+  .filter((line) => line.startsWith("npx flash "));
+const clientSnippet = section.find((s) => s.lang === "ts")?.text ?? "";
+
+/** A command line's words, "double quoted" ones kept whole. */
+const words = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(2);
+
+/** A GET through the platform with a Host header, as a browser sends it to a `.localhost` URL. */
+function viaHost(port: number, host: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("flash deploy --pod: the README's Pods section against the local platform", () => {
+  if (skipReason !== undefined) {
+    it.skip(`skipped: ${skipReason}`, () => {});
+    return;
+  }
+  if (missingTool !== undefined) {
+    it("has buildah and docker-registry", () => {
+      throw new Error(missingTool);
+    });
+    return;
+  }
+
+  let registry: Awaited<ReturnType<typeof startRegistry>>;
+  let platform: Platform;
+  let proxy: ConformanceProxy;
+  let project: Project;
+  let home: string;
+  const platformLog: string[] = [];
+
+  beforeAll(async () => {
+    if (buildah(["inspect", "--type", "image", STANDIN]).status !== 0) {
+      const made = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--no-tsc", "--standin-only"], {
+        env: { ...process.env, FLASH_IMAGE_WORK: STORAGE },
+        encoding: "utf8",
+      });
+      expect(made.status, made.stdout + made.stderr).toBe(0);
+    }
+    registry = await startRegistry();
+    home = mkdtempSync(join(tmpdir(), "flash-home-"));
+    platform = await startPlatform({
+      apiKey: KEY,
+      workerStopGraceMs: 5_000,
+      containers: { tool: "buildah", storage: STORAGE },
+      logger: createLogger({
+        level: "INFO",
+        json: false,
+        destination: { write: (l) => platformLog.push(l) },
+      }),
+    });
+    proxy = await conformanceProxy(platform.url);
+    project = makeProject({});
+    for (const file of ["handler.ts", "test_input.json"]) {
+      copyFileSync(join(ROOT, "examples/load-balanced", file), join(project.dir, file));
+    }
+  }, 20 * 60_000);
+
+  afterAll(async () => {
+    await proxy?.close();
+    await platform?.close();
+    registry?.stop();
+    // The app images built and pulled here (named after the loopback registry) would pile up in the kept storage.
+    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
+    const built = names.filter((name) => name.startsWith(`${registry?.host}/`));
+    if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    project?.remove();
+    if (home) rmSync(home, { recursive: true, force: true });
+  }, 5 * 60_000);
+
+  it("deploys, answers through the proxy URL, redeploys onto a tcp port (same Pod), lists, undeploys", {
+    timeout: 30 * 60_000,
+  }, async () => {
+    expect(commands.map((c) => words(c)[0])).toEqual(["deploy", "deploy", "pods", "undeploy"]);
+    const [httpPort, tcpPort] = [await freePort(), await freePort()];
+    // The README's commands as they are, with this run's registry, API and free ports in place of its examples.
+    const run = (line: string) =>
+      flashRun(
+        words(
+          line
+            .replaceAll("127.0.0.1:5000", registry.host)
+            .replaceAll("http://127.0.0.1:8000", proxy.url)
+            .replace("8080/http", `${httpPort}/http`)
+            .replace("9000/tcp", `${tcpPort}/tcp`),
+        ),
+        {
+          HOME: home,
+          RUNPOD_API_KEY: KEY,
+          FLASH_CONTAINER_STORAGE: STORAGE,
+          FLASH_NODE_BASE_IMAGE: STANDIN,
+        },
+        project.dir,
+      );
+    const tail = (r: { stdout: string; stderr: string }) => `${r.stdout}\n${r.stderr}`.slice(-4000);
+    const pods = async () =>
+      (
+        (await (
+          await fetch(`${platform.url}/v2/pods`, { headers: { Authorization: `Bearer ${KEY}` } })
+        ).json()) as {
+          pods: { id: string; name: string; image: string }[];
+        }
+      ).pods;
+    const proxyPort = new URL(proxy.url).port;
+
+    // 1. Created: ready once /ping answered through the proxy URL, which it prints.
+    const timed = async (line: string, what: string) => {
+      const started = Date.now();
+      const result = await run(line);
+      // build + push + create or update + until the app answers, for the report
+      process.stdout.write(`[pod e2e] ${what} ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      return result;
+    };
+    const first = await timed(commands[0]!, "deploy --pod (create)");
+    expect(first.code, tail(first)).toBe(0);
+    const id = /^ {2}lb-example {2}Pod (\w+) \(created\) {2}GPU NVIDIA L4 {2}RUNNING$/m.exec(
+      first.stdout,
+    )?.[1];
+    expect(id, first.stdout).toBeDefined();
+    const proxyUrl = `http://${id}-${httpPort}.localhost:${proxyPort}`;
+    expect(first.stdout).toContain(
+      `✓ deployed to ${proxy.url}: Pod ready (GET ${proxyUrl}/ping answered 200)`,
+    );
+    expect(first.stdout).toContain(`    ${httpPort}/http  ${proxyUrl}\n`);
+    expect(first.stdout).toContain(`    curl -X GET '${proxyUrl}/greet'`);
+    const [created] = await pods();
+    expect(created?.image).toMatch(new RegExp(`^${registry.host}/lb-example@sha256:[0-9a-f]{64}$`));
+    // A route through the platform's proxy, as a browser sends it to the .localhost URL.
+    const routed = await viaHost(
+      platform.port,
+      `${id}-${httpPort}.localhost:${platform.port}`,
+      "/hello/pods",
+    );
+    expect(routed).toEqual({ status: 200, body: JSON.stringify({ hello: "pods" }) });
+
+    // The README's client snippet, by the name deploy recorded.
+    writeFileSync(join(project.dir, "pod.mjs"), clientSnippet);
+    // Run apart (the platform answers from this process meanwhile).
+    const client = await promisify(execFile)("node", ["pod.mjs"], {
+      cwd: project.dir,
+      env: { ...process.env, HOME: home, RUNPOD_API_KEY: KEY, LOG_LEVEL: "ERROR" },
+      encoding: "utf8",
+    });
+    expect(client.stdout).toBe("{ hello: 'pods' }\n");
+
+    // 2. The same Pod updated (PATCH): the app now on a tcp port, called through its forward.
+    const second = await timed(commands[1]!, "deploy --pod (update)");
+    expect(second.code, tail(second)).toBe(0);
+    expect(second.stdout).toMatch(
+      new RegExp(`^ {2}lb-example {2}Pod ${id} \\(updated\\) {2}GPU NVIDIA L4 {2}RUNNING$`, "m"),
+    );
+    const address = new RegExp(`^ {4}${tcpPort}/tcp {2}(127\\.0\\.0\\.1:\\d+)$`, "m").exec(
+      second.stdout,
+    )?.[1];
+    expect(address, second.stdout).toBeDefined();
+    expect(second.stdout).toContain(`Pod ready (GET http://${address}/ping answered 200)`);
+    const overTcp = await fetch(`http://${address}/hello/tcp`);
+    expect(await overTcp.json()).toEqual({ hello: "tcp" });
+    expect((await pods()).map((p) => p.id)).toEqual([id]);
+    const recorded = JSON.parse(readFileSync(join(project.dir, ".flash/deployments.json"), "utf8"));
+    expect(recorded.pods["lb-example"]).toMatchObject({
+      id,
+      url: `http://${address}`,
+      tcp: { [tcpPort]: address },
+    });
+
+    // 3. Listed, with the tcp port's address.
+    const listed = await run(commands[2]!);
+    expect(listed.code, tail(listed)).toBe(0);
+    expect(listed.stdout).toMatch(
+      new RegExp(`^lb-example {2}${id} {2}RUNNING {2}gpu 1x NVIDIA L4 {2}\\$0\\.00/hr`, "m"),
+    );
+    expect(listed.stdout).toContain(`  ${tcpPort}/tcp  ${address}`);
+
+    // 4. Undeployed: gone from the platform and from the record; its forward is closed.
+    const removed = await run(commands[3]!);
+    expect(removed.code, tail(removed)).toBe(0);
+    expect(removed.stdout).toBe(`✓ deleted Pod lb-example (${id})`);
+    expect(await pods()).toEqual([]);
+    expect(
+      JSON.parse(readFileSync(join(project.dir, ".flash/deployments.json"), "utf8")).pods,
+    ).toBeUndefined();
+    await expect(fetch(`http://${address}/hello/tcp`)).rejects.toThrow();
+
+    expect(proxy.violations).toEqual([]);
+    expect(proxy.requestViolations).toEqual([]);
+  });
+});
