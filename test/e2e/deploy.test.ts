@@ -17,28 +17,24 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { list } from "tar";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
 import { flash, flashRun, freePort, ROOT } from "../process.js";
-import { buildahIn, startRegistry } from "./registry.js";
+import {
+  buildahIn,
+  DEPLOY_STORAGE,
+  describeWithImages,
+  ensureStandin,
+  STANDIN,
+  startRegistry,
+} from "./registry.js";
 
 const KEY = "e2e-deploy-key";
-const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
-const STANDIN = "localhost/flash-standin:bookworm";
-const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
-// A missing tool fails the suite naming what to install (scripts/test-deps.sh installs both); only a run without
-// root skips, saying so, since buildah's vfs storage with chroot isolation needs it.
-const skipReason =
-  process.getuid?.() !== 0 ? "not root (buildah's vfs storage with chroot isolation needs it)" : undefined;
-const missingTool = !has("buildah", ["--version"])
-  ? "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)"
-  : !has("docker-registry", ["--version"])
-    ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
-    : undefined;
+const STORAGE = DEPLOY_STORAGE;
 
 const buildah = buildahIn(STORAGE);
 
@@ -68,18 +64,7 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   throw new Error(`gave up waiting for ${what}`);
 }
 
-describe("flash deploy: build, push, deploy to the local platform, run, redeploy, undeploy", () => {
-  if (skipReason !== undefined) {
-    it.skip(`skipped: ${skipReason}`, () => {});
-    return;
-  }
-  if (missingTool !== undefined) {
-    it("has buildah and docker-registry", () => {
-      throw new Error(missingTool);
-    });
-    return;
-  }
-
+describeWithImages("flash deploy: build, push, deploy to the local platform, run, redeploy, undeploy", () => {
   let registry: Awaited<ReturnType<typeof startRegistry>>;
   let platform: Platform;
   let proxy: ConformanceProxy;
@@ -88,14 +73,7 @@ describe("flash deploy: build, push, deploy to the local platform, run, redeploy
   const platformLog: string[] = [];
 
   beforeAll(async () => {
-    if (buildah(["inspect", "--type", "image", STANDIN]).status !== 0) {
-      // The stand-in node base, made once by the images' own script and kept in the test storage.
-      const made = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--no-tsc", "--standin-only"], {
-        env: { ...process.env, FLASH_IMAGE_WORK: STORAGE },
-        encoding: "utf8",
-      });
-      expect(made.status, made.stdout + made.stderr).toBe(0);
-    }
+    ensureStandin(STORAGE);
     // The runtime images a previous run left hold that run's runtime: the first deploy builds them from this
     // checkout (on the kept stand-in base), so the workers run the code under test.
     for (const image of ["localhost/flash-worker:cpu", "localhost/flash-worker:cuda"])

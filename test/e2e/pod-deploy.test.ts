@@ -4,32 +4,30 @@
 // its `.localhost` proxy URL and, once redeployed with a tcp port (the same Pod, updated), through its tcp
 // forward; listed, then undeployed. Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under
 // the buildah lock.
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { makeProject, type Project } from "../cli/toolkit-project.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
 import { flashRun, freePort, ROOT } from "../process.js";
-import { buildahIn, startRegistry } from "./registry.js";
+import {
+  buildahIn,
+  DEPLOY_STORAGE,
+  describeWithImages,
+  ensureStandin,
+  STANDIN,
+  startRegistry,
+  viaHost,
+} from "./registry.js";
 import { snippets } from "./snippets.js";
 
 const KEY = "e2e-pod-deploy-key";
-const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
-const STANDIN = "localhost/flash-standin:bookworm";
-const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
-const skipReason =
-  process.getuid?.() !== 0 ? "not root (buildah's vfs storage with chroot isolation needs it)" : undefined;
-const missingTool = !has("buildah", ["--version"])
-  ? "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)"
-  : !has("docker-registry", ["--version"])
-    ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
-    : undefined;
+const STORAGE = DEPLOY_STORAGE;
 const buildah = buildahIn(STORAGE);
 
 /** The README's "Pods" section: its shell commands (continuations joined) and its client snippet. */
@@ -43,33 +41,7 @@ const clientSnippet = section.find((s) => s.lang === "ts")?.text ?? "";
 /** A command line's words, "double quoted" ones kept whole. */
 const words = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(2);
 
-/** A GET through the platform with a Host header, as a browser sends it to a `.localhost` URL. */
-function viaHost(port: number, host: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-describe("flash deploy --pod: the README's Pods section against the local platform", () => {
-  if (skipReason !== undefined) {
-    it.skip(`skipped: ${skipReason}`, () => {});
-    return;
-  }
-  if (missingTool !== undefined) {
-    it("has buildah and docker-registry", () => {
-      throw new Error(missingTool);
-    });
-    return;
-  }
-
+describeWithImages("flash deploy --pod: the README's Pods section against the local platform", () => {
   let registry: Awaited<ReturnType<typeof startRegistry>>;
   let platform: Platform;
   let proxy: ConformanceProxy;
@@ -78,13 +50,7 @@ describe("flash deploy --pod: the README's Pods section against the local platfo
   const platformLog: string[] = [];
 
   beforeAll(async () => {
-    if (buildah(["inspect", "--type", "image", STANDIN]).status !== 0) {
-      const made = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--no-tsc", "--standin-only"], {
-        env: { ...process.env, FLASH_IMAGE_WORK: STORAGE },
-        encoding: "utf8",
-      });
-      expect(made.status, made.stdout + made.stderr).toBe(0);
-    }
+    ensureStandin(STORAGE);
     registry = await startRegistry();
     home = mkdtempSync(join(tmpdir(), "flash-home-"));
     platform = await startPlatform({

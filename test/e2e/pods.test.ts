@@ -1,32 +1,25 @@
-// A Pod on the local platform for real: a small image (an HTTP server and a TCP echo server on the stand-in node
-// base) built with buildah and pushed to a real OCI registry on loopback, created through REST v2 (every exchange
-// judged by the OpenAPI document), pulled and run as a buildah container; called through the
-// `<pod_id>-<port>.localhost` proxy (an upgrade too) and through its tcp forward, updated, stopped, started, its logs read, deleted.
-// Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under the buildah lock.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
-import { freePort, ROOT } from "../process.js";
-import { buildahIn, startRegistry } from "./registry.js";
+import { freePort } from "../process.js";
+import {
+  buildahIn,
+  DEPLOY_STORAGE,
+  describeWithImages,
+  ensureStandin,
+  STANDIN,
+  startRegistry,
+  viaHost,
+} from "./registry.js";
 
 const KEY = "e2e-pods-key";
-const STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
-const STANDIN = "localhost/flash-standin:bookworm";
-const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
-const skipReason =
-  process.getuid?.() !== 0 ? "not root (buildah's vfs storage with chroot isolation needs it)" : undefined;
-const missingTool = !has("buildah", ["--version"])
-  ? "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)"
-  : !has("docker-registry", ["--version"])
-    ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
-    : undefined;
+const STORAGE = DEPLOY_STORAGE;
 const buildah = buildahIn(STORAGE);
 
 /** The Pod's program: its path and greeting over HTTP, each line echoed over TCP, on the ports it is given. */
@@ -45,21 +38,6 @@ createServer((req, res) => {
   .listen(http, "127.0.0.1", () => console.log("pod app listening on " + http));
 createTcpServer((socket) => socket.pipe(socket)).listen(tcp, "127.0.0.1");
 `;
-
-/** A GET through the platform with a Host header (fetch cannot set one). */
-function viaHost(port: number, host: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 /** An upgrade through the platform with a Host header, then one line sent on the socket and the line echoed. */
 function upgradeEcho(port: number, host: string, line: string): Promise<string> {
@@ -118,162 +96,148 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   throw new Error(`gave up waiting for ${what}${last ? `: ${String(last)}` : ""}`);
 }
 
-describe("a Pod on the local platform: created from an image, called through its proxy and tcp forward", () => {
-  if (skipReason !== undefined) {
-    it.skip(`skipped: ${skipReason}`, () => {});
-    return;
-  }
-  if (missingTool !== undefined) {
-    it("has buildah and docker-registry", () => {
-      throw new Error(missingTool);
-    });
-    return;
-  }
+describeWithImages(
+  "a Pod on the local platform: created from an image, called through its proxy and tcp forward",
+  () => {
+    let registry: Awaited<ReturnType<typeof startRegistry>>;
+    let platform: Platform;
+    let proxy: ConformanceProxy;
+    let image: string;
+    const platformLog: string[] = [];
 
-  let registry: Awaited<ReturnType<typeof startRegistry>>;
-  let platform: Platform;
-  let proxy: ConformanceProxy;
-  let image: string;
-  const platformLog: string[] = [];
-
-  beforeAll(async () => {
-    if (buildah(["inspect", "--type", "image", STANDIN]).status !== 0) {
-      const made = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--no-tsc", "--standin-only"], {
-        env: { ...process.env, FLASH_IMAGE_WORK: STORAGE },
-        encoding: "utf8",
-      });
-      expect(made.status, made.stdout + made.stderr).toBe(0);
-    }
-    registry = await startRegistry();
-    image = `${registry.host}/pod-app:1`;
-    const dir = mkdtempSync(join(tmpdir(), "flash-pod-app-"));
-    writeFileSync(join(dir, "server.mjs"), SERVER);
-    const from = buildah(["from", "--pull=never", STANDIN]);
-    expect(from.status, from.stderr).toBe(0);
-    const ctr = from.stdout.trim().split("\n").at(-1)!;
-    for (const step of [
-      ["copy", ctr, join(dir, "server.mjs"), "/app/server.mjs"],
-      ["config", "--entrypoint", "[]", "--cmd", '["node", "/app/server.mjs"]', ctr],
-      ["commit", "--rm", ctr, image],
-      ["push", "--tls-verify=false", image, `docker://${image}`],
-    ]) {
-      const done = buildah(step);
-      expect(done.status, `buildah ${step.join(" ")}: ${done.stderr}`).toBe(0);
-    }
-    rmSync(dir, { recursive: true, force: true });
-    platform = await startPlatform({
-      apiKey: KEY,
-      workerStopGraceMs: 5_000,
-      containers: { tool: "buildah", storage: STORAGE },
-      logger: createLogger({
-        level: "INFO",
-        json: false,
-        destination: { write: (l) => platformLog.push(l) },
-      }),
-    });
-    proxy = await conformanceProxy(platform.url);
-  }, 10 * 60_000);
-
-  afterAll(async () => {
-    await proxy?.close();
-    await platform?.close();
-    registry?.stop();
-    // The image built and pulled here (named after its loopback registry) would pile up in the kept storage.
-    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
-    const built = names.filter((name) => name.startsWith("127.0.0.1:"));
-    if (built.length > 0) buildah(["rmi", "--force", ...built]);
-  }, 5 * 60_000);
-
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${proxy.url}${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${KEY}`,
-        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, json: text ? JSON.parse(text) : undefined };
-  };
-  const running = (id: string) =>
-    eventually(`Pod ${id} RUNNING`, async () => {
-      const { json } = await api("GET", `/v2/pods/${id}`);
-      if (json.status === "ERROR") throw new Error(`Pod ${id} is in ERROR:\n${platformLog.join("")}`);
-      return json.status === "RUNNING" ? json : undefined;
-    });
-
-  it(
-    "runs, answers through the proxy and the tcp forward, updates, stops, starts, logs, and is deleted",
-    async () => {
-      const [http, tcp] = [await freePort(), await freePort()];
-      const created = await api("POST", "/v2/pods", {
-        name: "pod-e2e",
-        image,
-        cpu: { id: "cpu3c", vcpuCount: 2 },
-        ports: [`${http}/http`, `${tcp}/tcp`],
-        env: { HTTP_PORT: String(http), TCP_PORT: String(tcp), GREETING: "hello" },
-      });
-      expect(created.status).toBe(201);
-      const id = created.json.id as string;
-      const pod = await running(id);
-      const forward = pod.runtime.ports.find((p: { type: string }) => p.type === "tcp");
-      expect(forward).toMatchObject({ private: tcp, type: "tcp", ip: "127.0.0.1" });
-      expect(pod.runtime.ports).toContainEqual({ private: http, public: null, type: "http", ip: null });
-
-      const host = `${id}-${http}.localhost:${platform.port}`;
-      const call = (greeting: string) =>
-        eventually(`${host} answering ${greeting}`, async () => {
-          const answer = await viaHost(platform.port, host, "/hello?x=1");
-          const json = answer.status === 200 ? JSON.parse(answer.body) : undefined;
-          return json?.greeting === greeting ? json : undefined;
-        });
-      expect(await call("hello")).toEqual({ path: "/hello?x=1", greeting: "hello", pod: id });
-      expect(await echo(forward.ip, forward.public, "ping over tcp")).toBe("ping over tcp");
-      expect(await upgradeEcho(platform.port, host, "through an upgrade")).toBe("through an upgrade");
-
-      // An env change remakes the container: the new one answers with it.
-      const patched = await api("PATCH", `/v2/pods/${id}`, {
-        env: { HTTP_PORT: String(http), TCP_PORT: String(tcp), GREETING: "bonjour" },
-      });
-      expect(patched.status).toBe(200);
-      expect((await call("bonjour")).pod).toBe(id);
-
-      const stopped = await api("POST", `/v2/pods/${id}/action`, { action: "stop" });
-      expect(stopped.json).toMatchObject({
-        status: "EXITED",
-        runtime: null,
-        actions: ["start", "terminate"],
-      });
-      expect((await viaHost(platform.port, host, "/")).status).toBe(502);
-      expect((await api("POST", `/v2/pods/${id}/action`, { action: "start" })).status).toBe(200);
-      const restarted = await running(id);
-      expect(await call("bonjour")).toMatchObject({ pod: id });
-      const again = restarted.runtime.ports.find((p: { type: string }) => p.type === "tcp");
-      expect(await echo(again.ip, again.public, "and again")).toBe("and again");
-
-      // Its container's output, as the document's SSE events.
-      const logs = await fetch(`${proxy.url}/v2/pods/${id}/logs?source=container`, {
-        headers: { Authorization: `Bearer ${KEY}` },
-      });
-      const reader = logs.body!.getReader();
-      let text = "";
-      while (!text.includes(`pod app listening on ${http}`)) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
+    beforeAll(async () => {
+      ensureStandin(STORAGE);
+      registry = await startRegistry();
+      image = `${registry.host}/pod-app:1`;
+      const dir = mkdtempSync(join(tmpdir(), "flash-pod-app-"));
+      writeFileSync(join(dir, "server.mjs"), SERVER);
+      const from = buildah(["from", "--pull=never", STANDIN]);
+      expect(from.status, from.stderr).toBe(0);
+      const ctr = from.stdout.trim().split("\n").at(-1)!;
+      for (const step of [
+        ["copy", ctr, join(dir, "server.mjs"), "/app/server.mjs"],
+        ["config", "--entrypoint", "[]", "--cmd", '["node", "/app/server.mjs"]', ctr],
+        ["commit", "--rm", ctr, image],
+        ["push", "--tls-verify=false", image, `docker://${image}`],
+      ]) {
+        const done = buildah(step);
+        expect(done.status, `buildah ${step.join(" ")}: ${done.stderr}`).toBe(0);
       }
-      await reader.cancel();
-      expect(text).toMatch(/"source":"container","line":"pod app listening on \d+"/);
+      rmSync(dir, { recursive: true, force: true });
+      platform = await startPlatform({
+        apiKey: KEY,
+        workerStopGraceMs: 5_000,
+        containers: { tool: "buildah", storage: STORAGE },
+        logger: createLogger({
+          level: "INFO",
+          json: false,
+          destination: { write: (l) => platformLog.push(l) },
+        }),
+      });
+      proxy = await conformanceProxy(platform.url);
+    }, 10 * 60_000);
 
-      expect((await api("DELETE", `/v2/pods/${id}`)).status).toBe(204);
-      expect((await api("GET", "/v2/pods")).json.pods).toEqual([]);
-      // The proxy host is nobody's now, and the forward is closed.
-      expect((await viaHost(platform.port, host, "/")).status).toBe(401);
-      await expect(echo(again.ip, again.public, "gone")).rejects.toThrow();
-      expect(proxy.violations).toEqual([]);
-      expect(proxy.requestViolations).toEqual([]);
-    },
-    10 * 60_000,
-  );
-});
+    afterAll(async () => {
+      await proxy?.close();
+      await platform?.close();
+      registry?.stop();
+      // The image built and pulled here (named after its loopback registry) would pile up in the kept storage.
+      const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
+      const built = names.filter((name) => name.startsWith("127.0.0.1:"));
+      if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    }, 5 * 60_000);
+
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${proxy.url}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${KEY}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : undefined };
+    };
+    const running = (id: string) =>
+      eventually(`Pod ${id} RUNNING`, async () => {
+        const { json } = await api("GET", `/v2/pods/${id}`);
+        if (json.status === "ERROR") throw new Error(`Pod ${id} is in ERROR:\n${platformLog.join("")}`);
+        return json.status === "RUNNING" ? json : undefined;
+      });
+
+    it(
+      "runs, answers through the proxy and the tcp forward, updates, stops, starts, logs, and is deleted",
+      async () => {
+        const [http, tcp] = [await freePort(), await freePort()];
+        const created = await api("POST", "/v2/pods", {
+          name: "pod-e2e",
+          image,
+          cpu: { id: "cpu3c", vcpuCount: 2 },
+          ports: [`${http}/http`, `${tcp}/tcp`],
+          env: { HTTP_PORT: String(http), TCP_PORT: String(tcp), GREETING: "hello" },
+        });
+        expect(created.status).toBe(201);
+        const id = created.json.id as string;
+        const pod = await running(id);
+        const forward = pod.runtime.ports.find((p: { type: string }) => p.type === "tcp");
+        expect(forward).toMatchObject({ private: tcp, type: "tcp", ip: "127.0.0.1" });
+        expect(pod.runtime.ports).toContainEqual({ private: http, public: null, type: "http", ip: null });
+
+        const host = `${id}-${http}.localhost:${platform.port}`;
+        const call = (greeting: string) =>
+          eventually(`${host} answering ${greeting}`, async () => {
+            const answer = await viaHost(platform.port, host, "/hello?x=1");
+            const json = answer.status === 200 ? JSON.parse(answer.body) : undefined;
+            return json?.greeting === greeting ? json : undefined;
+          });
+        expect(await call("hello")).toEqual({ path: "/hello?x=1", greeting: "hello", pod: id });
+        expect(await echo(forward.ip, forward.public, "ping over tcp")).toBe("ping over tcp");
+        expect(await upgradeEcho(platform.port, host, "through an upgrade")).toBe("through an upgrade");
+
+        // An env change remakes the container: the new one answers with it.
+        const patched = await api("PATCH", `/v2/pods/${id}`, {
+          env: { HTTP_PORT: String(http), TCP_PORT: String(tcp), GREETING: "bonjour" },
+        });
+        expect(patched.status).toBe(200);
+        expect((await call("bonjour")).pod).toBe(id);
+
+        const stopped = await api("POST", `/v2/pods/${id}/action`, { action: "stop" });
+        expect(stopped.json).toMatchObject({
+          status: "EXITED",
+          runtime: null,
+          actions: ["start", "terminate"],
+        });
+        expect((await viaHost(platform.port, host, "/")).status).toBe(502);
+        expect((await api("POST", `/v2/pods/${id}/action`, { action: "start" })).status).toBe(200);
+        const restarted = await running(id);
+        expect(await call("bonjour")).toMatchObject({ pod: id });
+        const again = restarted.runtime.ports.find((p: { type: string }) => p.type === "tcp");
+        expect(await echo(again.ip, again.public, "and again")).toBe("and again");
+
+        // Its container's output, as the document's SSE events.
+        const logs = await fetch(`${proxy.url}/v2/pods/${id}/logs?source=container`, {
+          headers: { Authorization: `Bearer ${KEY}` },
+        });
+        const reader = logs.body!.getReader();
+        let text = "";
+        while (!text.includes(`pod app listening on ${http}`)) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        await reader.cancel();
+        expect(text).toMatch(/"source":"container","line":"pod app listening on \d+"/);
+
+        expect((await api("DELETE", `/v2/pods/${id}`)).status).toBe(204);
+        expect((await api("GET", "/v2/pods")).json.pods).toEqual([]);
+        // The proxy host is nobody's now, and the forward is closed.
+        expect((await viaHost(platform.port, host, "/")).status).toBe(401);
+        await expect(echo(again.ip, again.public, "gone")).rejects.toThrow();
+        expect(proxy.violations).toEqual([]);
+        expect(proxy.requestViolations).toEqual([]);
+      },
+      10 * 60_000,
+    );
+  },
+);

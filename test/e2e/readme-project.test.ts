@@ -15,19 +15,11 @@ import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { flashRun, freePort, ROOT } from "../process.js";
-import { buildahIn, startRegistry } from "./registry.js";
+import { buildahIn, describeWithImages, startRegistry } from "./registry.js";
 import { type Snippet, snippets } from "./snippets.js";
 
 const KEY = "e2e-readme-key";
 const STORAGE = process.env.FLASH_README_TEST_STORAGE ?? "/var/tmp/flash-readme-storage";
-const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
-const skipReason =
-  process.getuid?.() !== 0 ? "not root (buildah's vfs storage with chroot isolation needs it)" : undefined;
-const missingTool = !has("buildah", ["--version"])
-  ? "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)"
-  : !has("docker-registry", ["--version"])
-    ? "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)"
-    : undefined;
 
 const docs = [
   "README.md",
@@ -89,230 +81,222 @@ describe("README: every Dockerfile, .dockerignore and tsconfig snippet", () => {
   });
 });
 
-describe("README: Start a project, from npm pack to a COMPLETED runsync on a deployed endpoint", () => {
-  if (skipReason !== undefined) {
-    it.skip(`skipped: ${skipReason}`, () => {});
-    return;
-  }
-  if (missingTool !== undefined) {
-    it("has buildah and docker-registry", () => {
-      throw new Error(missingTool);
-    });
-    return;
-  }
-
-  let parent = "";
-  let dir = "";
-  let home = "";
-  let registry: Awaited<ReturnType<typeof startRegistry>>;
-  let platform: Platform;
-  const built: string[] = [];
-  const buildah = buildahIn(STORAGE);
-  const workingContainers = () =>
-    buildah(["containers", "--format", "{{.ContainerName}}"])
-      .stdout.split("\n")
-      .filter((n) => n.includes("working-container"));
-  // The installed CLI, as `npx flash` runs it in the project.
-  const flash = (args: string[], env: Record<string, string> = {}) =>
-    flashRun(
-      args,
-      { HOME: home, FLASH_CONTAINER_STORAGE: STORAGE, RUNPOD_API_KEY: KEY, ...env },
-      dir,
-      join(dir, "node_modules/flash-worker/dist/cli/main.js"),
-    );
-  /** Path, size and mtime of every file of the installed package: nothing may write there. */
-  const packageState = () => {
-    const root = join(dir, "node_modules/flash-worker");
-    return readdirSync(root, { recursive: true })
-      .map(String)
-      .sort()
-      .map((p) => {
-        const st = statSync(join(root, p));
-        return `${p} ${st.size} ${st.mtimeMs}`;
-      });
-  };
-
-  beforeAll(async () => {
-    parent = mkdtempSync(join(tmpdir(), "flash-readme-"));
-    home = join(parent, "home");
-    mkdirSync(home);
-    const packed = JSON.parse(
-      execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", parent], {
-        cwd: ROOT,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "ignore"],
-      }),
-    ) as [{ filename: string }];
-    // The README's commands as they are, the tarball's path in place of /path/to/.
-    const script = commands.replaceAll(/\/path\/to\/(flash-worker-[\w.-]+\.tgz)/g, (_, name: string) => {
-      expect(name).toBe(packed[0].filename);
-      return join(parent, name);
-    });
-    const made = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: parent,
-      encoding: "utf8",
-      env: { ...process.env, npm_config_prefer_offline: "true", npm_config_audit: "false" },
-    });
-    expect(made.status, tail(made)).toBe(0);
-    const name = /mkdir (\S+) && cd \1/.exec(commands)?.[1];
-    expect(name).toBeDefined();
-    dir = join(parent, name!);
-    writeFileSync(join(dir, "handler.ts"), handlerTs);
-    writeFileSync(join(dir, "test_input.json"), testInput!);
-    writeFileSync(join(dir, "tsconfig.json"), tsconfig);
-    writeFileSync(join(dir, "Dockerfile"), dockerfile);
-    writeFileSync(join(dir, ".dockerignore"), dockerignore);
-    registry = await startRegistry();
-  }, 10 * 60_000);
-
-  afterAll(async () => {
-    await platform?.close();
-    registry?.stop();
-    // The app images built here; the stand-in and runtime images stay for the next run.
-    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
-    const apps = names.filter((n) => n.startsWith("127.0.0.1:") || built.includes(n));
-    if (apps.length > 0) buildah(["rmi", "--force", ...apps]);
-    buildah(["rmi", "--prune"]);
-    if (parent) rmSync(parent, { recursive: true, force: true });
-  }, 5 * 60_000);
-
-  it("npx tsc passes with the README's tsconfig.json", () => {
-    const tsc = spawnSync("npx", ["tsc"], { cwd: dir, encoding: "utf8" });
-    expect(tsc.status, tail(tsc)).toBe(0);
-  });
-
-  it("flash image base: a pull failure names --standin; --standin builds flash-worker:cpu; nothing writes in the package", {
-    timeout: 15 * 60_000,
-  }, async () => {
-    const before = packageState();
-    // A node base that cannot be pulled (nothing listens there): the error says what to do.
-    const nowhere = `127.0.0.1:${await freePort()}/node:24-bookworm-slim`;
-    const failed = await flash(["image", "base", "--cpu"], { FLASH_NODE_BASE_IMAGE: nowhere });
-    expect(failed.code, tail(failed)).toBe(1);
-    expect(failed.stderr).toContain("flash image base --standin");
-    expect(workingContainers()).toEqual([]);
-
-    const base = await flash(["image", "base", "--cpu", "--standin"]);
-    expect(base.code, tail(base)).toBe(0);
-    expect(base.stdout).toContain("✓ localhost/flash-worker:cpu");
-    expect(buildah(["inspect", "--type", "image", "localhost/flash-worker:cpu"]).status).toBe(0);
-    expect(workingContainers()).toEqual([]);
-
-    // The repository's build script, run from the installed package, refuses instead of rebuilding dist/.
-    const script = spawnSync("bash", [join(dir, "node_modules/flash-worker/docker/build.sh")], {
-      cwd: dir,
-      encoding: "utf8",
-    });
-    expect(script.status).not.toBe(0);
-    expect(script.stderr).toContain("npx flash image base");
-    expect(packageState()).toEqual(before);
-  });
-
-  it("flash deploy with the README's Dockerfile: npm ci gets the host's npm setup as a secret in no layer; runsync COMPLETED", {
-    timeout: 20 * 60_000,
-  }, async () => {
-    // A marker only the build secret can carry: a registry credential in the user's npm config.
-    const marker = `flash-readme-secret-${process.pid}-${Date.now()}`;
-    const userrc = join(home, ".npmrc");
-    const hostrc = spawnSync("npm", ["config", "get", "userconfig"], { encoding: "utf8" }).stdout.trim();
-    writeFileSync(
-      userrc,
-      `${(() => {
-        try {
-          return readFileSync(hostrc, "utf8");
-        } catch {
-          return "";
-        }
-      })()}\n//registry.invalid.example/:_authToken=${marker}\n`,
-    );
-    platform = await startPlatform({
-      apiKey: KEY,
-      workerStopGraceMs: 10_000,
-      containers: { tool: "buildah", storage: STORAGE },
-      logger: createLogger({ level: "ERROR", json: false }),
-    });
-    const image = `${registry.host}/summarizer:1`;
-    const deployed = await flash(["deploy", "--image", image, "--api-url", platform.url], {
-      npm_config_userconfig: userrc,
-    });
-    expect(deployed.code, tail(deployed)).toBe(0);
-    expect(deployed.stderr).toContain("from the project's Dockerfile");
-    expect(deployed.stderr).not.toContain("Installing dependencies");
-
-    // Every layer of the pushed image, read back from the registry: the secret is in none of them.
-    const accept =
-      "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json";
-    const manifest = (await (
-      await fetch(`${registry.url}/v2/summarizer/manifests/1`, { headers: { Accept: accept } })
-    ).json()) as { config: { digest: string }; layers: { digest: string }[] };
-    const appFiles: string[] = [];
-    for (const [i, layer] of manifest.layers.entries()) {
-      const blob = Buffer.from(
-        await (await fetch(`${registry.url}/v2/summarizer/blobs/${layer.digest}`)).arrayBuffer(),
+describeWithImages(
+  "README: Start a project, from npm pack to a COMPLETED runsync on a deployed endpoint",
+  () => {
+    let parent = "";
+    let dir = "";
+    let home = "";
+    let registry: Awaited<ReturnType<typeof startRegistry>>;
+    let platform: Platform;
+    const built: string[] = [];
+    const buildah = buildahIn(STORAGE);
+    const workingContainers = () =>
+      buildah(["containers", "--format", "{{.ContainerName}}"])
+        .stdout.split("\n")
+        .filter((n) => n.includes("working-container"));
+    // The installed CLI, as `npx flash` runs it in the project.
+    const flash = (args: string[], env: Record<string, string> = {}) =>
+      flashRun(
+        args,
+        { HOME: home, FLASH_CONTAINER_STORAGE: STORAGE, RUNPOD_API_KEY: KEY, ...env },
+        dir,
+        join(dir, "node_modules/flash-worker/dist/cli/main.js"),
       );
-      const file = join(parent, `layer-${i}.tar.gz`);
-      writeFileSync(file, blob);
-      let found = "";
-      await list({
-        file,
-        onReadEntry: (entry) => {
-          if (i === manifest.layers.length - 1) appFiles.push(entry.path);
-          if (entry.path === "root/.npmrc") found = entry.path;
-          let last: Buffer = Buffer.alloc(0);
-          entry.on("data", (chunk: Buffer) => {
-            // the marker may straddle two chunks
-            if (Buffer.concat([last, chunk]).includes(marker)) found ||= entry.path;
-            last = chunk.subarray(-marker.length);
-          });
-        },
-      });
-      expect(found, `layer ${i} holds the npm secret`).toBe("");
-    }
-    const config = await (
-      await fetch(`${registry.url}/v2/summarizer/blobs/${manifest.config.digest}`)
-    ).text();
-    expect(config).not.toContain(marker);
-    // npm ci ran in the image: the app's own flash-worker, from vendor/, and no host node_modules copied.
-    expect(appFiles).toContain("app/node_modules/flash-worker/package.json");
-    expect(appFiles).toContain("app/handler.ts");
-
-    const ids = JSON.parse(readFileSync(join(dir, ".flash/deployments.json"), "utf8")) as {
-      endpoints: Record<string, { id: string }>;
+    /** Path, size and mtime of every file of the installed package: nothing may write there. */
+    const packageState = () => {
+      const root = join(dir, "node_modules/flash-worker");
+      return readdirSync(root, { recursive: true })
+        .map(String)
+        .sort()
+        .map((p) => {
+          const st = statSync(join(root, p));
+          return `${p} ${st.size} ${st.mtimeMs}`;
+        });
     };
-    expect(Object.keys(ids.endpoints)).toHaveLength(1);
-    const client = new EndpointClient({
-      name: Object.keys(ids.endpoints)[0]!,
-      cwd: dir,
-      apiKey: KEY,
-      timeoutMs: 300_000,
-      breakers: new CircuitBreakers(),
-      logger: createLogger({ level: "ERROR", json: false }),
-    });
-    const input = (JSON.parse(testInput!) as { input: { text: string } }).input;
-    const done = await client.runsync(input);
-    expect(done).toMatchObject({
-      status: "COMPLETED",
-      output: { words: input.text.split(/\s+/).length },
-    });
-    const removed = await flash(["undeploy", "--all", "--yes", "--api-url", platform.url]);
-    expect(removed.code, tail(removed)).toBe(0);
-  });
 
-  it("the Dockerfiles of Images and examples and docker/README.md build on flash-worker:cpu and run test_input.json", {
-    timeout: 10 * 60_000,
-  }, async () => {
-    const others = all.filter((s) => isDockerfile(s) && /^FROM /m.test(s.text) && s.text !== dockerfile);
-    expect(others.length).toBeGreaterThan(0);
-    for (const [i, s] of others.entries()) {
-      const file = join(parent, `Dockerfile.${i}`);
-      writeFileSync(file, s.text);
-      const tag = `localhost/flash-readme-snippet:${i}`;
-      built.push(tag);
-      const image = await flash(["image", "build", "-f", file, "-t", tag, "."]);
-      expect(image.code, `${s.file} (${s.section})\n${tail(image)}`).toBe(0);
-      const ran = await flash(["image", "run", tag]);
-      expect(ran.code, `${s.file}\n${tail(ran)}`).toBe(0);
-      expect(`${ran.stdout}\n${ran.stderr}`).toContain('"words":3');
-    }
-  });
-});
+    beforeAll(async () => {
+      parent = mkdtempSync(join(tmpdir(), "flash-readme-"));
+      home = join(parent, "home");
+      mkdirSync(home);
+      const packed = JSON.parse(
+        execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", parent], {
+          cwd: ROOT,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "ignore"],
+        }),
+      ) as [{ filename: string }];
+      // The README's commands as they are, the tarball's path in place of /path/to/.
+      const script = commands.replaceAll(/\/path\/to\/(flash-worker-[\w.-]+\.tgz)/g, (_, name: string) => {
+        expect(name).toBe(packed[0].filename);
+        return join(parent, name);
+      });
+      const made = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
+        cwd: parent,
+        encoding: "utf8",
+        env: { ...process.env, npm_config_prefer_offline: "true", npm_config_audit: "false" },
+      });
+      expect(made.status, tail(made)).toBe(0);
+      const name = /mkdir (\S+) && cd \1/.exec(commands)?.[1];
+      expect(name).toBeDefined();
+      dir = join(parent, name!);
+      writeFileSync(join(dir, "handler.ts"), handlerTs);
+      writeFileSync(join(dir, "test_input.json"), testInput!);
+      writeFileSync(join(dir, "tsconfig.json"), tsconfig);
+      writeFileSync(join(dir, "Dockerfile"), dockerfile);
+      writeFileSync(join(dir, ".dockerignore"), dockerignore);
+      registry = await startRegistry();
+    }, 10 * 60_000);
+
+    afterAll(async () => {
+      await platform?.close();
+      registry?.stop();
+      // The app images built here; the stand-in and runtime images stay for the next run.
+      const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
+      const apps = names.filter((n) => n.startsWith("127.0.0.1:") || built.includes(n));
+      if (apps.length > 0) buildah(["rmi", "--force", ...apps]);
+      buildah(["rmi", "--prune"]);
+      if (parent) rmSync(parent, { recursive: true, force: true });
+    }, 5 * 60_000);
+
+    it("npx tsc passes with the README's tsconfig.json", () => {
+      const tsc = spawnSync("npx", ["tsc"], { cwd: dir, encoding: "utf8" });
+      expect(tsc.status, tail(tsc)).toBe(0);
+    });
+
+    it("flash image base: a pull failure names --standin; --standin builds flash-worker:cpu; nothing writes in the package", {
+      timeout: 15 * 60_000,
+    }, async () => {
+      const before = packageState();
+      // A node base that cannot be pulled (nothing listens there): the error says what to do.
+      const nowhere = `127.0.0.1:${await freePort()}/node:24-bookworm-slim`;
+      const failed = await flash(["image", "base", "--cpu"], { FLASH_NODE_BASE_IMAGE: nowhere });
+      expect(failed.code, tail(failed)).toBe(1);
+      expect(failed.stderr).toContain("flash image base --standin");
+      expect(workingContainers()).toEqual([]);
+
+      const base = await flash(["image", "base", "--cpu", "--standin"]);
+      expect(base.code, tail(base)).toBe(0);
+      expect(base.stdout).toContain("✓ localhost/flash-worker:cpu");
+      expect(buildah(["inspect", "--type", "image", "localhost/flash-worker:cpu"]).status).toBe(0);
+      expect(workingContainers()).toEqual([]);
+
+      // The repository's build script, run from the installed package, refuses instead of rebuilding dist/.
+      const script = spawnSync("bash", [join(dir, "node_modules/flash-worker/docker/build.sh")], {
+        cwd: dir,
+        encoding: "utf8",
+      });
+      expect(script.status).not.toBe(0);
+      expect(script.stderr).toContain("npx flash image base");
+      expect(packageState()).toEqual(before);
+    });
+
+    it("flash deploy with the README's Dockerfile: npm ci gets the host's npm setup as a secret in no layer; runsync COMPLETED", {
+      timeout: 20 * 60_000,
+    }, async () => {
+      // A marker only the build secret can carry: a registry credential in the user's npm config.
+      const marker = `flash-readme-secret-${process.pid}-${Date.now()}`;
+      const userrc = join(home, ".npmrc");
+      const hostrc = spawnSync("npm", ["config", "get", "userconfig"], { encoding: "utf8" }).stdout.trim();
+      writeFileSync(
+        userrc,
+        `${(() => {
+          try {
+            return readFileSync(hostrc, "utf8");
+          } catch {
+            return "";
+          }
+        })()}\n//registry.invalid.example/:_authToken=${marker}\n`,
+      );
+      platform = await startPlatform({
+        apiKey: KEY,
+        workerStopGraceMs: 10_000,
+        containers: { tool: "buildah", storage: STORAGE },
+        logger: createLogger({ level: "ERROR", json: false }),
+      });
+      const image = `${registry.host}/summarizer:1`;
+      const deployed = await flash(["deploy", "--image", image, "--api-url", platform.url], {
+        npm_config_userconfig: userrc,
+      });
+      expect(deployed.code, tail(deployed)).toBe(0);
+      expect(deployed.stderr).toContain("from the project's Dockerfile");
+      expect(deployed.stderr).not.toContain("Installing dependencies");
+
+      // Every layer of the pushed image, read back from the registry: the secret is in none of them.
+      const accept =
+        "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json";
+      const manifest = (await (
+        await fetch(`${registry.url}/v2/summarizer/manifests/1`, { headers: { Accept: accept } })
+      ).json()) as { config: { digest: string }; layers: { digest: string }[] };
+      const appFiles: string[] = [];
+      for (const [i, layer] of manifest.layers.entries()) {
+        const blob = Buffer.from(
+          await (await fetch(`${registry.url}/v2/summarizer/blobs/${layer.digest}`)).arrayBuffer(),
+        );
+        const file = join(parent, `layer-${i}.tar.gz`);
+        writeFileSync(file, blob);
+        let found = "";
+        await list({
+          file,
+          onReadEntry: (entry) => {
+            if (i === manifest.layers.length - 1) appFiles.push(entry.path);
+            if (entry.path === "root/.npmrc") found = entry.path;
+            let last: Buffer = Buffer.alloc(0);
+            entry.on("data", (chunk: Buffer) => {
+              // the marker may straddle two chunks
+              if (Buffer.concat([last, chunk]).includes(marker)) found ||= entry.path;
+              last = chunk.subarray(-marker.length);
+            });
+          },
+        });
+        expect(found, `layer ${i} holds the npm secret`).toBe("");
+      }
+      const config = await (
+        await fetch(`${registry.url}/v2/summarizer/blobs/${manifest.config.digest}`)
+      ).text();
+      expect(config).not.toContain(marker);
+      // npm ci ran in the image: the app's own flash-worker, from vendor/, and no host node_modules copied.
+      expect(appFiles).toContain("app/node_modules/flash-worker/package.json");
+      expect(appFiles).toContain("app/handler.ts");
+
+      const ids = JSON.parse(readFileSync(join(dir, ".flash/deployments.json"), "utf8")) as {
+        endpoints: Record<string, { id: string }>;
+      };
+      expect(Object.keys(ids.endpoints)).toHaveLength(1);
+      const client = new EndpointClient({
+        name: Object.keys(ids.endpoints)[0]!,
+        cwd: dir,
+        apiKey: KEY,
+        timeoutMs: 300_000,
+        breakers: new CircuitBreakers(),
+        logger: createLogger({ level: "ERROR", json: false }),
+      });
+      const input = (JSON.parse(testInput!) as { input: { text: string } }).input;
+      const done = await client.runsync(input);
+      expect(done).toMatchObject({
+        status: "COMPLETED",
+        output: { words: input.text.split(/\s+/).length },
+      });
+      const removed = await flash(["undeploy", "--all", "--yes", "--api-url", platform.url]);
+      expect(removed.code, tail(removed)).toBe(0);
+    });
+
+    it("the Dockerfiles of Images and examples and docker/README.md build on flash-worker:cpu and run test_input.json", {
+      timeout: 10 * 60_000,
+    }, async () => {
+      const others = all.filter((s) => isDockerfile(s) && /^FROM /m.test(s.text) && s.text !== dockerfile);
+      expect(others.length).toBeGreaterThan(0);
+      for (const [i, s] of others.entries()) {
+        const file = join(parent, `Dockerfile.${i}`);
+        writeFileSync(file, s.text);
+        const tag = `localhost/flash-readme-snippet:${i}`;
+        built.push(tag);
+        const image = await flash(["image", "build", "-f", file, "-t", tag, "."]);
+        expect(image.code, `${s.file} (${s.section})\n${tail(image)}`).toBe(0);
+        const ran = await flash(["image", "run", tag]);
+        expect(ran.code, `${s.file}\n${tail(ran)}`).toBe(0);
+        expect(`${ran.stdout}\n${ran.stderr}`).toContain('"words":3');
+      }
+    });
+  },
+);

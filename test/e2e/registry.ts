@@ -1,10 +1,12 @@
-// A real OCI registry (Debian's docker-registry) on a loopback port, and buildah on a kept vfs storage, for the
-// deploy end-to-end tests.
+// A real OCI registry (Debian's docker-registry) on a loopback port, buildah on a kept vfs storage with the stand-in
+// base, and the gate every image suite opens with: what the deploy and Pod end-to-end tests share.
 import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../process.js";
+import { describe, it } from "vitest";
+import { freePort, ROOT } from "../process.js";
 
 /** A registry on a free loopback port with its own store; `readonly` refuses pushes. */
 export async function startRegistry(readonly = false): Promise<{ url: string; host: string; stop(): void }> {
@@ -65,4 +67,75 @@ export function buildahIn(storage: string): (args: string[]) => SpawnSyncReturns
       ],
       { encoding: "utf8" },
     );
+}
+
+/** Where the deploy suites keep buildah's vfs storage between runs (the stand-in base is made once). */
+export const DEPLOY_STORAGE = process.env.FLASH_DEPLOY_TEST_STORAGE ?? "/var/tmp/flash-deploy-storage";
+/** The Debian + node stand-in for node:24-bookworm-slim that docker/build.sh makes. */
+export const STANDIN = "localhost/flash-standin:bookworm";
+
+const has = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
+
+/**
+ * Whether an image suite can run here. A missing tool fails the suite naming what to install (scripts/test-deps.sh
+ * installs both); only a run without root skips, saying so, since buildah's vfs storage with chroot isolation needs it.
+ */
+export function imageSuiteGate(): { skipReason?: string; missingTool?: string } {
+  if (process.getuid?.() !== 0)
+    return { skipReason: "not root (buildah's vfs storage with chroot isolation needs it)" };
+  if (!has("buildah", ["--version"]))
+    return {
+      missingTool:
+        "buildah is not installed (apt-get install buildah debootstrap, or run scripts/test-deps.sh as root)",
+    };
+  if (!has("docker-registry", ["--version"]))
+    return {
+      missingTool:
+        "docker-registry is not installed (apt-get install docker-registry, or run scripts/test-deps.sh as root)",
+    };
+  return {};
+}
+
+/** Makes the stand-in base in `storage` with the images' own script, unless it is there already. */
+export function ensureStandin(storage: string): void {
+  if (buildahIn(storage)(["inspect", "--type", "image", STANDIN]).status === 0) return;
+  const made = spawnSync("bash", [join(ROOT, "docker/build.sh"), "--no-tsc", "--standin-only"], {
+    env: { ...process.env, FLASH_IMAGE_WORK: storage },
+    encoding: "utf8",
+  });
+  if (made.status !== 0)
+    throw new Error(`docker/build.sh --standin-only failed:\n${made.stdout}${made.stderr}`);
+}
+
+/** A GET through a server with a Host header, as a browser sends it to a `.localhost` URL (fetch cannot set one). */
+export function viaHost(port: number, host: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** A describe block that needs buildah and docker-registry: skipped without root, failed when a tool is missing. */
+export function describeWithImages(name: string, body: () => void): void {
+  describe(name, () => {
+    const { skipReason, missingTool } = imageSuiteGate();
+    if (skipReason !== undefined) {
+      it.skip(`skipped: ${skipReason}`, () => {});
+      return;
+    }
+    if (missingTool !== undefined) {
+      it("has buildah and docker-registry", () => {
+        throw new Error(missingTool);
+      });
+      return;
+    }
+    body();
+  });
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { ROOT } from "../process.js";
+import { readDeltas } from "./chunks.js";
 
 const ENDPOINT = "llm";
 const TIMEOUT = 120_000;
@@ -87,14 +88,7 @@ describe("openai client → /v2/<id>/openai/v1 → job with openai_route/openai_
       messages: [{ role: "user", content: "stream these four words" }],
       stream: true,
     });
-    const deltas: string[] = [];
-    let finish: string | null | undefined;
-    for await (const chunk of stream) {
-      expect(chunk.object).toBe("chat.completion.chunk");
-      const choice = chunk.choices[0];
-      if (choice?.delta.content) deltas.push(choice.delta.content);
-      if (choice?.finish_reason) finish = choice.finish_reason;
-    }
+    const { deltas, finish } = await readDeltas(stream);
     expect(deltas).toEqual(["stream ", "these ", "four ", "words"]);
     expect(finish).toBe("stop");
   });

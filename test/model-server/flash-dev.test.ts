@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readDeltas } from "../interop/chunks.js";
 import { type FlashProcess, startFlash } from "../platform/cli.js";
 import { eventually } from "../platform/helpers.js";
 
@@ -81,14 +82,7 @@ describe("flash dev with a model server behind a queue handler", { timeout: TIME
       messages: [{ role: "user", content: "stream these words" }],
       stream: true,
     });
-    const deltas: string[] = [];
-    let finish: string | null | undefined;
-    for await (const chunk of stream) {
-      expect(chunk.object).toBe("chat.completion.chunk");
-      const choice = chunk.choices[0];
-      if (choice?.delta.content) deltas.push(choice.delta.content);
-      if (choice?.finish_reason) finish = choice.finish_reason;
-    }
+    const { deltas, finish } = await readDeltas(stream);
     expect(deltas).toEqual(["echo:", " stream", " these", " words"]);
     expect(finish).toBe("stop");
   });

@@ -1,61 +1,13 @@
-// The local platform's REST v2 Pods, driven over HTTP through the proxy that judges every request and response by
-// the vendored OpenAPI document. No image is pulled here (the container tool is not installed): these tests are
-// about the API and its rules; test/e2e/pods.test.ts runs a Pod's container for real.
-import { request as httpRequest } from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/log/index.js";
-import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import { describe, expect, it } from "vitest";
+import { viaHost as viaHostOn } from "../e2e/registry.js";
+import { judgedPlatform } from "./judged.js";
 
 const KEY = "pods-test-key";
-let platform: Platform;
-let proxy: ConformanceProxy;
-const lines: string[] = [];
-
-beforeAll(async () => {
-  platform = await startPlatform({
-    apiKey: KEY,
-    containers: { tool: "podman", env: { PATH: "/nonexistent" } },
-    logger: createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } }),
-  });
-  proxy = await conformanceProxy(platform.url);
-});
-afterAll(async () => {
-  await proxy.close();
-  await platform.close();
-});
-afterEach(() => {
-  expect(proxy.violations).toEqual([]);
-  proxy.requestViolations.length = 0;
-});
-
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${proxy.url}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${KEY}`,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : undefined };
-}
+const judged = judgedPlatform(KEY);
+const { lines, api } = judged;
 
 /** GET through the platform with a Host header (fetch cannot set one). */
-function viaHost(host: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port: platform.port, path, headers: { host } }, (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+const viaHost = (host: string, path: string) => viaHostOn(judged.platform.port, host, path);
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 200; i++) {
@@ -77,7 +29,7 @@ const POD = {
 describe("REST v2 Pods on the local platform", () => {
   it("create, get, list, update, delete: each as the document says", async () => {
     const created = await api("POST", "/v2/pods", POD);
-    expect(proxy.requestViolations).toEqual([]);
+    expect(judged.proxy.requestViolations).toEqual([]);
     expect(created.status).toBe(201);
     const id = created.json.id as string;
     expect(created.json).toMatchObject({
@@ -110,7 +62,7 @@ describe("REST v2 Pods on the local platform", () => {
       env: { GREETING: "hello" },
       ports: ["8000/http"],
     });
-    expect(proxy.requestViolations).toEqual([]);
+    expect(judged.proxy.requestViolations).toEqual([]);
     expect(patched.status).toBe(200);
     expect(patched.json).toMatchObject({ name: "dev2", image: "127.0.0.1:1/app:2", ports: ["8000/http"] });
 
@@ -144,7 +96,7 @@ describe("REST v2 Pods on the local platform", () => {
 
   it("bad bodies: 422 naming each field, rules the schema cannot say 400", async () => {
     const extra = await api("POST", "/v2/pods", { ...POD, bogus: 1 });
-    expect(proxy.requestViolations.join("\n")).toContain("bogus");
+    expect(judged.proxy.requestViolations.join("\n")).toContain("bogus");
     expect(extra.status).toBe(422);
     expect(extra.json.errors).toContain("$: additional properties 'bogus' not allowed");
     const noImage = await api("POST", "/v2/pods", { ...POD, image: undefined });
@@ -178,18 +130,18 @@ describe("REST v2 Pods on the local platform", () => {
 
   it("the proxy host of a Pod that is not running, or of a port it does not expose, says so", async () => {
     const { json: pod } = await api("POST", "/v2/pods", POD);
-    const closed = await viaHost(`${pod.id}-9999.localhost:${platform.port}`, "/");
+    const closed = await viaHost(`${pod.id}-9999.localhost:${judged.platform.port}`, "/");
     expect(closed.status).toBe(404);
     expect(JSON.parse(closed.body).error).toBe(
       `Pod ${pod.id} exposes no port 9999/http (its http ports: 8000/http)`,
     );
-    const down = await viaHost(`${pod.id}-8000.localhost:${platform.port}`, "/");
+    const down = await viaHost(`${pod.id}-8000.localhost:${judged.platform.port}`, "/");
     expect(down.status).toBe(502);
     expect(JSON.parse(down.body).error).toMatch(
       new RegExp(`^Pod ${pod.id} is (PROVISIONING|ERROR), not RUNNING`),
     );
     // A host naming no Pod goes to the platform's own routes: the load balancer's, which asks for the key first.
-    expect((await viaHost(`nopod-8000.localhost:${platform.port}`, "/ping")).status).toBe(401);
+    expect((await viaHost(`nopod-8000.localhost:${judged.platform.port}`, "/ping")).status).toBe(401);
     await api("DELETE", `/v2/pods/${pod.id}`);
   });
 });

@@ -1,50 +1,12 @@
 // The local platform's REST v2 subset, driven over HTTP through a proxy that judges every request and response
 // by the vendored OpenAPI document. Images are never pulled here (FLASH_CONTAINER_TOOL names a tool that is not
 // installed): these tests are about the API; test/e2e/deploy.test.ts runs real containers.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/log/index.js";
-import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import { describe, expect, it } from "vitest";
+import { judgedPlatform } from "./judged.js";
 
 const KEY = "rest-test-key";
-let platform: Platform;
-let proxy: ConformanceProxy;
-const lines: string[] = [];
-
-beforeAll(async () => {
-  platform = await startPlatform({
-    apiKey: KEY,
-    containers: { tool: "podman", env: { PATH: "/nonexistent" } },
-    logger: createLogger({ level: "INFO", json: false, destination: { write: (l) => lines.push(l) } }),
-  });
-  proxy = await conformanceProxy(platform.url);
-});
-afterAll(async () => {
-  await proxy.close();
-  await platform.close();
-});
-afterEach(() => {
-  // Every answer conforms; the bad requests some tests send on purpose are checked where they are sent.
-  expect(proxy.violations).toEqual([]);
-  proxy.requestViolations.length = 0;
-});
-
-async function api(method: string, path: string, body?: unknown, key = KEY) {
-  const response = await fetch(`${proxy.url}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    type: response.headers.get("content-type") ?? "",
-    json: text ? JSON.parse(text) : undefined,
-  };
-}
+const judged = judgedPlatform(KEY);
+const { lines, api } = judged;
 
 const QUEUE = {
   name: "echo",
@@ -59,7 +21,7 @@ const QUEUE = {
 
 describe("REST v2 serverless endpoints on the local platform", () => {
   it("create, get, list, patch (a new release), workers, releases, delete: each as the document says", async () => {
-    const done = () => expect(proxy.requestViolations).toEqual([]);
+    const done = () => expect(judged.proxy.requestViolations).toEqual([]);
     const created = await api("POST", "/v2/serverless", QUEUE);
     expect(created.status).toBe(201);
     const id = created.json.id as string;
@@ -71,7 +33,7 @@ describe("REST v2 serverless endpoints on the local platform", () => {
       workers: { min: 0, max: 2, idleTimeout: 5 },
       timeout: 60_000,
       flashboot: "OFF",
-      requestUrls: { runSync: `${platform.url}/v2/${id}/runsync` },
+      requestUrls: { runSync: `${judged.platform.url}/v2/${id}/runsync` },
     });
     expect((await api("GET", `/v2/serverless/${id}`)).json.name).toBe("echo");
     expect((await api("GET", "/v2/serverless")).json.endpoints.map((e: { id: string }) => e.id)).toContain(
@@ -137,8 +99,8 @@ describe("REST v2 serverless endpoints on the local platform", () => {
     });
     expect(created.status).toBe(201);
     expect(created.json.requestUrls).toEqual({
-      base: `${platform.url}/lb/${created.json.id}`,
-      health: `${platform.url}/lb/${created.json.id}/ping`,
+      base: `${judged.platform.url}/lb/${created.json.id}`,
+      health: `${judged.platform.url}/lb/${created.json.id}/ping`,
     });
     expect((await api("DELETE", `/v2/serverless/${created.json.id}`)).status).toBe(204);
   });
@@ -168,7 +130,7 @@ describe("REST v2 serverless endpoints on the local platform", () => {
   it("bad bodies: 422 with each field named; rule conflicts 400; unknown pools and exclusions 400", async () => {
     const extra = await api("POST", "/v2/serverless", { ...QUEUE, bogus: 1 });
     // the document rejects this body as the platform does
-    expect(proxy.requestViolations.join("\n")).toContain("bogus");
+    expect(judged.proxy.requestViolations.join("\n")).toContain("bogus");
     expect(extra.status).toBe(422);
     expect(extra.json).toMatchObject({ title: "Unprocessable Entity", status: 422 });
     expect(extra.json.errors).toContain("$: additional properties 'bogus' not allowed");
@@ -221,7 +183,7 @@ describe("REST v2 serverless endpoints on the local platform", () => {
     expect(json.gpus).toContainEqual(
       expect.objectContaining({ id: "NVIDIA GeForce RTX 4090", pool: "ADA_24" }),
     );
-    expect(proxy.exchanges.length).toBeGreaterThan(20);
+    expect(judged.proxy.exchanges.length).toBeGreaterThan(20);
   });
 
   it("an image that cannot be run is said in the platform log, naming the endpoint", async () => {
