@@ -42,7 +42,7 @@ if (python.path === null) {
 
     it("Python reads every vector value encoded by TypeScript at protocols 2-5 as the original value", async () => {
       const file = JSON.parse(
-        readFileSync(new URL("../payload/vectors.json", import.meta.url), "utf8"),
+        readFileSync(new URL("../unit/payload/vectors.json", import.meta.url), "utf8"),
       ) as VectorFile;
       const checks = file.vectors.map(async (vec) => {
         const want = await canonOf(fromB64(vec.payloads.at(-1)!.b64));
