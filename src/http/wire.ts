@@ -103,9 +103,9 @@ function targetOf(url: string): { origin: Origin; path: string } | undefined {
       secure: parsed.protocol === "https:",
       protocol: parsed.protocol,
       hostname: hostname.startsWith("[") ? hostname.slice(1, -1) : hostname,
-      ...(parsed.port ? { port: Number(parsed.port) } : {}),
       lookup: lookupFor(url),
     };
+    if (parsed.port) origin.port = Number(parsed.port);
     if (origins.size >= MAX_ORIGINS) origins.clear();
     origins.set(prefix, origin);
   }
