@@ -7,8 +7,9 @@ import { type App, registry } from "./app/registry.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
-import type { PyType } from "./payload/pytypes.js";
-import { declaredTypes, type RemoteClass, type RemoteEntry, type RemoteFunction } from "./payload/remote.js";
+// declaredTypes from pytypes.js, not remote.js: remote.js loads the pickle codec, which only remote jobs need.
+import { declaredTypes, type PyType } from "./payload/pytypes.js";
+import type { RemoteClass, RemoteEntry, RemoteFunction } from "./payload/remote.js";
 import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { type FitnessCheckFn, registerFitnessCheck } from "./runtime/fitness/registry.js";
 import { startApp } from "./runtime/start.js";

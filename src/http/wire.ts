@@ -62,6 +62,56 @@ function lookupFor(url: string): LookupFunction | undefined {
   return /^[a-z]+:\/\/[^/]*\.localhost(?::\d+)?(?:\/|$)/i.test(url) ? loopbackLookup : undefined;
 }
 
+/** A URL's origin as node:http takes it, parsed once per origin: `http.request(url)` parses the whole URL each time. */
+interface Origin {
+  secure: boolean;
+  protocol: string;
+  hostname: string;
+  port?: number;
+  lookup: LookupFunction | undefined;
+}
+
+const origins = new Map<string, Origin>();
+const MAX_ORIGINS = 64;
+
+/** A path and query the URL parser would keep as they are: no fragment, dot segment, space, quote or non-ASCII. */
+const PLAIN_PATH = /^\/[\w\-.~%!$&()*+,;=:@/?]*$/;
+const DOT_SEGMENT = /\/\.|%2e/i;
+
+/** `url` split into its parsed origin and its path, or undefined when only the URL parser may read it. */
+function targetOf(url: string): { origin: Origin; path: string } | undefined {
+  const scheme = url.indexOf("://");
+  if (scheme < 0) return undefined;
+  const slash = url.indexOf("/", scheme + 3);
+  if (slash < 0) return undefined;
+  const path = url.slice(slash);
+  if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return undefined;
+  const prefix = url.slice(0, slash);
+  let origin = origins.get(prefix);
+  if (origin === undefined) {
+    // Userinfo, a query or a backslash in the origin: the full parser's (and its errors') business.
+    if (/[@?#\\\s]/.test(prefix)) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(prefix);
+    } catch {
+      return undefined;
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
+    const { hostname } = parsed;
+    origin = {
+      secure: parsed.protocol === "https:",
+      protocol: parsed.protocol,
+      hostname: hostname.startsWith("[") ? hostname.slice(1, -1) : hostname,
+      lookup: lookupFor(url),
+    };
+    if (parsed.port) origin.port = Number(parsed.port);
+    if (origins.size >= MAX_ORIGINS) origins.clear();
+    origins.set(prefix, origin);
+  }
+  return { origin, path };
+}
+
 function responseOf(res: http.IncomingMessage): WireResponse {
   const status = res.statusCode ?? 0;
   const raw = res.headers;
@@ -86,7 +136,8 @@ export const nodeTransport: Transport = (request) =>
       reject(abortReason(signal));
       return;
     }
-    const secure = /^https:/i.test(request.url);
+    const target = targetOf(request.url);
+    const secure = target ? target.origin.secure : /^https:/i.test(request.url);
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = (error: unknown, answer?: WireAnswer) => {
@@ -97,29 +148,37 @@ export const nodeTransport: Transport = (request) =>
       if (answer) resolve(answer);
       else reject(error);
     };
-    const req = (secure ? https : http).request(
-      request.url,
-      {
-        method: request.method,
-        headers: request.headers,
-        agent: secure ? agents.https : agents.http,
-        lookup: lookupFor(request.url),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          const text =
-            chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-          finish(undefined, { response: responseOf(res), text });
-        });
-        // A body cut off midway is a lost answer, as a dropped connection is.
-        res.on("close", () => {
-          if (!res.complete) finish(new Error("the answer was cut off (ECONNRESET)"));
-        });
-        res.on("error", (err) => finish(err));
-      },
-    );
+    const options: http.RequestOptions = {
+      method: request.method,
+      headers: request.headers,
+      agent: secure ? agents.https : agents.http,
+    };
+    if (target) {
+      const { origin } = target;
+      options.protocol = origin.protocol;
+      options.hostname = origin.hostname;
+      if (origin.port !== undefined) options.port = origin.port;
+      options.path = target.path;
+      options.lookup = origin.lookup;
+    } else {
+      options.lookup = lookupFor(request.url);
+    }
+    const onResponse = (res: http.IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => {
+        const text =
+          chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+        finish(undefined, { response: responseOf(res), text });
+      });
+      // A body cut off midway is a lost answer, as a dropped connection is.
+      res.on("close", () => {
+        if (!res.complete) finish(new Error("the answer was cut off (ECONNRESET)"));
+      });
+      res.on("error", (err) => finish(err));
+    };
+    const send = secure ? https.request : http.request;
+    const req = target ? send(options, onResponse) : send(request.url, options, onResponse);
     const onAbort = () => {
       const reason = abortReason(signal!);
       finish(reason);

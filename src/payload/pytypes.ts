@@ -1,6 +1,8 @@
 // Python types a remote function declares for its parameters and return value ("float", "list[float]",
 // "dict[str, int]", "tuple[int, str]", "float | None", or { field: type } for a record): arguments are
 // checked and arrive as plain JS values, and declared floats go back to Python as floats.
+
+import type { RemoteEntry } from "./remote.js";
 import {
   asFrozenSet,
   asTuple,
@@ -293,4 +295,34 @@ function isPlainRecord(v: object): v is Record<string, unknown> {
     Array.isArray(v) ||
     isPyFloat(v)
   );
+}
+
+/** Parsed declarations of an entry, by parameter position and for the return value. */
+export interface Declared {
+  args: (TypeNode | undefined)[];
+  result?: TypeNode;
+}
+
+/** Checks an entry's declarations (names listed in params, types readable); throws a TypeError naming the fault. */
+export function declaredTypes(name: string, entry: RemoteEntry): Declared {
+  const declared: Declared = { args: [] };
+  for (const [key, type] of Object.entries(entry.types ?? {})) {
+    let node: TypeNode;
+    try {
+      node = parsePyType(type);
+    } catch (e) {
+      throw new TypeError(`remote("${name}"): types.${key}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (key === "return") {
+      declared.result = node;
+      continue;
+    }
+    const at = entry.params?.indexOf(key) ?? -1;
+    if (at < 0)
+      throw new TypeError(
+        `remote("${name}"): types names the parameter '${key}', which params does not list (params: [${(entry.params ?? []).map((p) => `"${p}"`).join(", ")}])`,
+      );
+    declared.args[at] = node;
+  }
+  return declared;
 }

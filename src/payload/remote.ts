@@ -7,10 +7,13 @@ import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
 import { toJson } from "./json.js";
-import { convert, type PyType, parsePyType, TypeMismatch, type TypeNode } from "./pytypes.js";
+import { convert, type Declared, declaredTypes, type PyType, TypeMismatch } from "./pytypes.js";
 import { missingArgumentsMessage, parameterNames } from "./signature.js";
 import type { FunctionRequest, FunctionResponse, InstanceInfo } from "./types.js";
 import { setOwn } from "./values.js";
+
+// In pytypes.ts so that remote() checks declarations without loading the codec (src/index.ts); exported here as before.
+export { declaredTypes };
 
 /** Any function; parameters are typed by the user, so the registry accepts every signature. */
 export type RemoteFunction = (...args: never[]) => unknown;
@@ -46,36 +49,6 @@ export interface DispatcherOptions {
   maxInstances?: number;
   /** Runs a user call and captures its output for `stdout`; without it, `stdout` is "". */
   capture?: <T>(call: () => Promise<T>) => Promise<Captured<T>>;
-}
-
-/** Parsed declarations of an entry, by parameter position and for the return value. */
-interface Declared {
-  args: (TypeNode | undefined)[];
-  result?: TypeNode;
-}
-
-/** Checks an entry's declarations (names listed in params, types readable); throws a TypeError naming the fault. */
-export function declaredTypes(name: string, entry: RemoteEntry): Declared {
-  const declared: Declared = { args: [] };
-  for (const [key, type] of Object.entries(entry.types ?? {})) {
-    let node: TypeNode;
-    try {
-      node = parsePyType(type);
-    } catch (e) {
-      throw new TypeError(`remote("${name}"): types.${key}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    if (key === "return") {
-      declared.result = node;
-      continue;
-    }
-    const at = entry.params?.indexOf(key) ?? -1;
-    if (at < 0)
-      throw new TypeError(
-        `remote("${name}"): types names the parameter '${key}', which params does not list (params: [${(entry.params ?? []).map((p) => `"${p}"`).join(", ")}])`,
-      );
-    declared.args[at] = node;
-  }
-  return declared;
 }
 
 /** Instances kept in class mode, keyed by instance_id. */

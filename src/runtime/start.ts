@@ -24,6 +24,25 @@ export interface StartOptions {
 /** When startApp was called: the app's module is imported by then (the start log's "import" phase, ms since the process start). */
 let appImportedAt: number | undefined;
 
+let queueLoading: ReturnType<typeof loadQueueModules> | undefined;
+
+/** The queue worker's modules, loaded on demand (the one-shot path stays light), all at once and only once. */
+function queueModules(): ReturnType<typeof loadQueueModules> {
+  queueLoading ??= loadQueueModules();
+  return queueLoading;
+}
+
+function loadQueueModules() {
+  return Promise.all([
+    import("./queue/http-client.js"),
+    import("./queue/heartbeat.js"),
+    import("./queue/worker.js"),
+    import("./fitness/startup.js"),
+    import("../gpu/facts.js"),
+    import("./cold-start.js"),
+  ]);
+}
+
 /**
  * The queue worker: take, run, report. `inProcess` is a platform in this process (--rp_serve_api): it is
  * called directly, and there is no heartbeat, as the worker's open job-stop call already says it is alive.
@@ -35,17 +54,18 @@ async function runQueueWorker(
   inProcess?: PlatformClient,
 ): Promise<number> {
   const importedAt = appImportedAt ?? performance.now();
-  // Loaded on demand so the one-shot path stays light.
-  const { createPlatformClient } = await import("./queue/http-client.js");
-  const { startHeartbeat } = await import("./queue/heartbeat.js");
-  const { QueueWorker } = await import("./queue/worker.js");
+  const [
+    { createPlatformClient },
+    { startHeartbeat },
+    { QueueWorker },
+    { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS },
+    { gpuFacts },
+    { coldStart, runWarmUp },
+  ] = await queueModules();
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
   // Fitness checks (docs/protocol.md §10) and warm-up, before the heartbeat and the first take, all within
   // RUNPOD_INIT_TIMEOUT (§10.1); a failure or the timeout exits 1.
-  const { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS } = await import("./fitness/startup.js");
-  const { gpuFacts } = await import("../gpu/facts.js");
-  const { coldStart, runWarmUp } = await import("./cold-start.js");
   // A model server starts first: it loads while the fitness checks and the warm-up run.
   const server = serverOf(app);
   let supervised: SupervisedServer | undefined;
@@ -197,6 +217,8 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   const testing = options.oneShot || config.testInput !== undefined;
   const oneShot =
     app.kind === "endpoint" ? testing : !config.serveApi && (testing || !config.platform.getJobUrl);
+  // A queue worker's modules load while the logger opens and the GPU probe runs (runMode's last branch).
+  if (app.kind !== "endpoint" && !config.serveApi && !oneShot) queueModules().catch(() => undefined);
   // The one-shot test's stdout carries the result body alone; its logs (and the handler's output) go to stderr.
   const print = oneShot ? resultOnStdout() : undefined;
   const log = await openLogger({

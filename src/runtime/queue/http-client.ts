@@ -90,6 +90,8 @@ export class HttpPlatformClient implements PlatformClient {
   private readonly pollTimeoutMs: number;
   private readonly postTimeoutMs: number;
   private readonly sessionHeaders: Record<string, string>;
+  /** A post's headers but its X-Request-ID, built once. */
+  private readonly postHeaders: Record<string, string>;
   /** Each post's failed attempts, filled in by the retries' onRetry. */
   private readonly tallies = new WeakMap<HttpRequest, Tally>();
   /** Result and stream posts. */
@@ -110,6 +112,12 @@ export class HttpPlatformClient implements PlatformClient {
       Authorization: this.platform.apiKey,
       "User-Agent": USER_AGENT,
     };
+    // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
+    this.postHeaders = {
+      ...this.sessionHeaders,
+      "Content-Type": "application/x-www-form-urlencoded",
+      charset: "utf-8",
+    };
     this.deliveries = this.postClient(options.retry ?? DELIVERY_RETRY, options.fetch);
     this.progressPosts = this.postClient(options.progressRetry ?? PROGRESS_RETRY, options.fetch);
     this.pings = new HttpClient({
@@ -123,7 +131,8 @@ export class HttpPlatformClient implements PlatformClient {
   async take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
     const { log } = this;
     const url = this.urls.take(count, jobInProgress);
-    log.debug(`Taking ${count} job(s): ${url}`);
+    // Guarded: the message is built per take, and at INFO it would be dropped.
+    if (log.level === "DEBUG" || log.level === "TRACE") log.debug(`Taking ${count} job(s): ${url}`);
     const { response, text } = await this.get(url, signal);
     if (response.status === 204) return { jobs: [], rejected: [] };
     if (response.status === 400) {
@@ -260,13 +269,7 @@ export class HttpPlatformClient implements PlatformClient {
     const request: HttpRequest = {
       method: "POST",
       url,
-      // Raw JSON under a form content type and a bogus `charset` header: what the platform accepts (docs/protocol.md §12.1).
-      headers: {
-        ...this.sessionHeaders,
-        "Content-Type": "application/x-www-form-urlencoded",
-        charset: "utf-8",
-        "X-Request-ID": jobId,
-      },
+      headers: { ...this.postHeaders, "X-Request-ID": jobId },
       body,
       timeoutMs: this.postTimeoutMs,
       stopRetrying: bound.stop,

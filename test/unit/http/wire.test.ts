@@ -140,4 +140,35 @@ describe("nodeTransport", () => {
     expect(text).toBe("pod");
     expect(host).toBe(`abc123-8000.localhost:${port}`);
   });
+  it("sends each URL's path, query and Host as the URL parser reads them, pre-parsed origin or not", async () => {
+    const seen: { url?: string; host?: string }[] = [];
+    server = await startServer((request, response) => {
+      seen.push({ url: request.url, host: request.headers.host });
+      response.end("ok");
+    });
+    const port = new URL(server.url).port;
+    const urls = [
+      `http://127.0.0.1:${port}/v2/ep/job-take/w1?gpu=A%20B&job_in_progress=0`,
+      `http://127.0.0.1:${port}/v2/ep/job-done/w1/job-1?isStream=false`,
+      `http://127.0.0.1:${port}/a/../b/./c?q='x y'#frag`,
+      `http://127.0.0.1:${port}/naïve path?é=1`,
+      `HTTP://127.0.0.1:${port}/Upper`,
+      `http://[::1]:${port}/six`,
+    ];
+    for (const url of urls) {
+      const answer = nodeTransport({ method: "GET", url, headers: {} });
+      // The IPv6 loopback may be missing on this host: only that URL may fail to connect.
+      const text = url.includes("[::1]")
+        ? await answer.then(
+            (a) => a.text,
+            () => undefined,
+          )
+        : (await answer).text;
+      if (text === undefined) continue;
+      expect(text).toBe("ok");
+      const parsed = new URL(url);
+      expect(seen.at(-1)).toEqual({ url: parsed.pathname + parsed.search, host: parsed.host });
+    }
+    expect(seen.length).toBeGreaterThanOrEqual(5);
+  });
 });

@@ -186,4 +186,25 @@ describe("src/ layering", () => {
     const crossings = edges.filter((e) => commands.has(e.to) && e.from !== "cli/commands.ts");
     expect(crossings).toEqual([]);
   });
+  it('keeps the pickle codec out of import "flash-worker": only payload/pytypes.ts and values.ts load with index.ts', () => {
+    // Static imports and re-exports that load a module when run (type-only ones are erased).
+    const valueImport =
+      /^(?:import|export) (?!type )[^;]*?from "(\.{1,2}\/[^"]+)"|^import "(\.{1,2}\/[^"]+)"/gm;
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      const text = readFileSync(join(SRC, file), "utf8");
+      for (const match of text.matchAll(valueImport)) {
+        const target = match[1] ?? match[2]!;
+        visit(relative(SRC, resolve(SRC, dirname(file), target)).replace(/\.js$/, ".ts"));
+      }
+    };
+    visit("index.ts");
+    expect(loaded.has("runtime/start.ts")).toBe(true);
+    expect([...loaded].filter((f) => f.startsWith("payload/")).sort()).toEqual([
+      "payload/pytypes.ts",
+      "payload/values.ts",
+    ]);
+  });
 });
