@@ -16,6 +16,7 @@ const MODULES = {
   ],
   "src/runtime/queue/http-client.ts": [
     "test/conformance/queue-worker.test.ts",
+    "test/conformance/protocol-clients.test.ts",
     "test/unit/runtime/queue/*.test.ts",
   ],
   "src/http/client.ts": ["test/unit/http/*.test.ts", "test/unit/client/breaker.test.ts"],
