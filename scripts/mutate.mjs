@@ -29,6 +29,8 @@ const MODULES = {
 };
 
 const budgetS = Number(process.env.MUTATE_BUDGET_S ?? "1200");
+// Parallel test runners: 1 leaves this 2-core machine usable; a bigger host can take more.
+const concurrency = Number(process.env.MUTATE_CONCURRENCY ?? "1");
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((m) => !(m in MODULES));
 if (unknown.length > 0) {
@@ -72,7 +74,7 @@ for (const module of modules) {
     incrementalFile: join(out, `${slug}.incremental.json`),
     reporters: ["json", "progress"],
     jsonReporter: { fileName: report },
-    concurrency: 1,
+    concurrency,
     timeoutMS: 5_000,
     tempDirName: ".stryker-tmp",
     cleanTempDir: "always",
