@@ -59,48 +59,99 @@ function testsHash(patterns) {
   return hash.digest("hex");
 }
 
-let failed = false;
-for (const module of modules) {
-  const slug = module.replace(/^src\//, "").replace(/\W+/g, "-");
-  const report = join(out, `${slug}.json`);
+/** Runs Stryker on one module (or line ranges of it) with the module's tests; false when over budget or failed. */
+function stryker(module, mutate, { slug, report, incremental, force }) {
   const config = {
     $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
     testRunner: "vitest",
     plugins: ["@stryker-mutator/vitest-runner"],
     vitest: { configFile: "vitest.mutate.config.ts", related: false },
-    mutate: [module],
+    mutate,
     coverageAnalysis: "perTest",
-    incremental: true,
+    incremental,
     incrementalFile: join(out, `${slug}.incremental.json`),
     reporters: ["json", "progress"],
     jsonReporter: { fileName: report },
     concurrency,
     timeoutMS: 5_000,
-    tempDirName: ".stryker-tmp",
+    // One sandbox folder per run, each kept out of the others' sandboxes, so two modules can run at once.
+    tempDirName: `.stryker-tmp-${slug}`,
+    ignorePatterns: ["/.stryker-tmp*"],
     cleanTempDir: "always",
   };
   const configFile = join(out, `${slug}.stryker.json`);
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const hashFile = join(out, `${slug}.tests.sha256`);
-  const hash = testsHash(MODULES[module]);
-  const force = !existsSync(hashFile) || readFileSync(hashFile, "utf8") !== hash;
-  const started = Date.now();
   const run = spawnSync("npx", ["stryker", "run", configFile, ...(force ? ["--force"] : [])], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, MUTATE_TESTS: MODULES[module].join(",") },
     timeout: budgetS * 1000,
   });
-  const seconds = Math.round((Date.now() - started) / 1000);
-  if (!run.error && run.status === 0) writeFileSync(hashFile, hash);
   if (run.error || run.status !== 0 || !existsSync(report)) {
+    return run.error?.code === "ETIMEDOUT"
+      ? `over its ${budgetS} s budget (MUTATE_BUDGET_S)`
+      : `exit ${run.status}`;
+  }
+  return undefined;
+}
+
+const sameMutant = (a, b) =>
+  a.mutatorName === b.mutatorName &&
+  a.replacement === b.replacement &&
+  a.location.start.line === b.location.start.line &&
+  a.location.start.column === b.location.start.column &&
+  a.location.end.line === b.location.end.line &&
+  a.location.end.column === b.location.end.column;
+
+/**
+ * MUTATE_SURVIVORS=1: only the mutants the last full report left alive are run again (with the tests as they are
+ * now), and the report is updated with those that are now detected. Far quicker than a full run after adding tests.
+ */
+function rerunSurvivors(module, slug, report) {
+  if (!existsSync(report))
+    return "no earlier report to take the survivors from (run without MUTATE_SURVIVORS first)";
+  const earlier = JSON.parse(readFileSync(report, "utf8"));
+  const file = earlier.files[module];
+  if (file.source !== readFileSync(module, "utf8"))
+    return "the module changed since its report: run it whole";
+  const alive = file.mutants.filter((m) => m.status === "Survived" || m.status === "NoCoverage");
+  if (alive.length === 0) return undefined;
+  const ranges = [...new Set(alive.map((m) => `${module}:${m.location.start.line}-${m.location.end.line}`))];
+  const rerun = join(out, `${slug}.survivors.json`);
+  const why = stryker(module, ranges, {
+    slug: `${slug}.survivors`,
+    report: rerun,
+    incremental: false,
+    force: false,
+  });
+  if (why) return why;
+  const now = Object.values(JSON.parse(readFileSync(rerun, "utf8")).files).flatMap((f) => f.mutants);
+  for (const m of alive) {
+    const again = now.find((n) => sameMutant(n, m));
+    if (again && (again.status === "Killed" || again.status === "Timeout")) m.status = again.status;
+  }
+  writeFileSync(report, JSON.stringify(earlier));
+  return undefined;
+}
+
+let failed = false;
+for (const module of modules) {
+  const slug = module.replace(/^src\//, "").replace(/\W+/g, "-");
+  const report = join(out, `${slug}.json`);
+  const hashFile = join(out, `${slug}.tests.sha256`);
+  const hash = testsHash(MODULES[module]);
+  const survivorsOnly = process.env.MUTATE_SURVIVORS === "1";
+  const force = !existsSync(hashFile) || readFileSync(hashFile, "utf8") !== hash;
+  const started = Date.now();
+  const why = survivorsOnly
+    ? rerunSurvivors(module, slug, report)
+    : stryker(module, [module], { slug, report, incremental: true, force });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  if (why) {
     failed = true;
-    const why =
-      run.error?.code === "ETIMEDOUT"
-        ? `over its ${budgetS} s budget (MUTATE_BUDGET_S)`
-        : `exit ${run.status}`;
     console.log(`mutation score ${module}: not measured (${why}, ${seconds} s)`);
     continue;
   }
+  if (!survivorsOnly) writeFileSync(hashFile, hash);
   const counts = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0 };
   const survivors = [];
   const files = JSON.parse(readFileSync(report, "utf8")).files;
@@ -121,7 +172,7 @@ for (const module of modules) {
   const valid = detected + counts.Survived + counts.NoCoverage;
   const score = valid === 0 ? 100 : (100 * detected) / valid;
   console.log(
-    `mutation score ${module}: ${score.toFixed(0)}% (${detected} of ${valid} mutants detected, ${counts.Survived} survived, ${counts.NoCoverage} not covered; ${seconds} s)`,
+    `mutation score ${module}: ${score.toFixed(0)}% (${detected} of ${valid} mutants detected, ${counts.Survived} survived, ${counts.NoCoverage} not covered; ${seconds} s${survivorsOnly ? ", survivors rerun" : ""})`,
   );
   if (process.env.MUTATE_LIST === "1") for (const line of survivors) console.log(line);
 }

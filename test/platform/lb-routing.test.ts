@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LbEndpointInit } from "../../src/platform/index.js";
 import { eventually, startTestPlatform, type TestPlatform } from "./helpers.js";
 
 const FIXTURE = "test/fixtures/lb-workers.ts";
@@ -16,23 +17,21 @@ let gates = 0;
 const gate = () => join(dir, `gate-${++gates}`);
 const open = (file: string) => writeFileSync(file, "");
 
+// Each group starts a platform with only the endpoint it uses: a mutation run (npm run mutate) reruns only the
+// groups whose tests cover a mutant, so it need not start every group's workers each time.
 let t: TestPlatform;
-beforeAll(async () => {
-  t = await startTestPlatform({
-    lbReadyWaitMs: 1_500,
-    loadBalanced: [
-      { id: "pair", file: FIXTURE, workers: [2, 2] },
-      { id: "grows", file: FIXTURE, workers: [1, 2] },
-      { id: "faults", file: FIXTURE, workers: [1, 1], executionTimeoutMs: 1_000 },
-      { id: "cold", file: FIXTURE, workers: [1, 1], env: { START_GATE: join(dir, "cold-start") } },
-    ],
-  });
-}, TIMEOUT);
+const platforms: TestPlatform[] = [];
+function withEndpoint(endpoint: LbEndpointInit): void {
+  beforeAll(async () => {
+    t = await startTestPlatform({ lbReadyWaitMs: 1_500, loadBalanced: [endpoint] });
+    platforms.push(t);
+  }, TIMEOUT);
+}
 afterAll(async () => {
   // Whatever a failed test left blocked is let go, so the workers can stop.
   for (let n = 1; n <= gates; n++) open(join(dir, `gate-${n}`));
   open(join(dir, "cold-start"));
-  await t?.platform.close();
+  await Promise.all(platforms.map((p) => p.platform.close()));
   rmSync(dir, { recursive: true, force: true });
 }, TIMEOUT);
 
@@ -61,7 +60,9 @@ const ready = (endpoint: string, n: number) =>
     60_000,
   );
 
-describe("load-balanced routing across workers", { timeout: TIMEOUT }, () => {
+describe("load-balanced routing across two workers", { timeout: TIMEOUT }, () => {
+  withEndpoint({ id: "pair", file: FIXTURE, workers: [2, 2] });
+
   it("spreads requests over idle workers and sends the next one to the least busy", async () => {
     await ready("pair", 2);
     const ids = new Set(workers("pair").map((w) => w.id));
@@ -79,20 +80,6 @@ describe("load-balanced routing across workers", { timeout: TIMEOUT }, () => {
     for (let i = 0; i < 3; i++) expect(await answeredBy("pair", "/who")).not.toBe(busy);
     open(held);
     expect(await holding).toBe(busy);
-  });
-
-  it("starts another worker (up to max) when every ready worker is busy, and sends it the next request", async () => {
-    await ready("grows", 1);
-    const [first] = workers("grows");
-    const held = gate();
-    // The only worker takes both; the second finds every worker busy and asks for one more.
-    const a = answeredBy("grows", "/hold", { gate: held });
-    const b = answeredBy("grows", "/hold", { gate: held });
-    await ready("grows", 2);
-    const second = workers("grows").find((w) => w.id !== first!.id)!;
-    expect(await answeredBy("grows", "/who")).toBe(second.id);
-    open(held);
-    expect([await a, await b]).toEqual([first!.id, first!.id]);
   });
 
   it("skips a worker whose /ping stopped answering", async () => {
@@ -120,6 +107,28 @@ describe("load-balanced routing across workers", { timeout: TIMEOUT }, () => {
     expect((await blocked).status).toBe(200);
     await ready("pair", 2);
   });
+});
+
+describe("load-balanced scale-up", { timeout: TIMEOUT }, () => {
+  withEndpoint({ id: "grows", file: FIXTURE, workers: [1, 2] });
+
+  it("starts another worker (up to max) when every ready worker is busy, and sends it the next request", async () => {
+    await ready("grows", 1);
+    const [first] = workers("grows");
+    const held = gate();
+    // The only worker takes both; the second finds every worker busy and asks for one more.
+    const a = answeredBy("grows", "/hold", { gate: held });
+    const b = answeredBy("grows", "/hold", { gate: held });
+    await ready("grows", 2);
+    const second = workers("grows").find((w) => w.id !== first!.id)!;
+    expect(await answeredBy("grows", "/who")).toBe(second.id);
+    open(held);
+    expect([await a, await b]).toEqual([first!.id, first!.id]);
+  });
+});
+
+describe("load-balanced faults", { timeout: TIMEOUT }, () => {
+  withEndpoint({ id: "faults", file: FIXTURE, workers: [1, 1], executionTimeoutMs: 1_000 });
 
   it("504 when a worker does not answer within the execution timeout, 502 when it dies mid-request", async () => {
     await ready("faults", 1);
@@ -146,6 +155,10 @@ describe("load-balanced routing across workers", { timeout: TIMEOUT }, () => {
     );
     expect(await answeredBy("faults", "/who")).not.toBe(worker!.id);
   });
+});
+
+describe("load-balanced cold start", { timeout: TIMEOUT }, () => {
+  withEndpoint({ id: "cold", file: FIXTURE, workers: [1, 1], env: { START_GATE: join(dir, "cold-start") } });
 
   it("503 when no worker is ready within the wait, then the request goes through once one is", async () => {
     // Its onStart hook waits for a file: /ping says 204 until then.
