@@ -1,8 +1,12 @@
 // Model servers: the load-balanced proxy's requests/s under wrk against the same server called directly, and the
 // first-token latency a streamed chat adds through the proxy and through the queue passthrough (flash dev).
-// Upstreams: a node:http server doing no work, the FastAPI fixture of the tests (when python3 has fastapi and
-// uvicorn), and, with MODEL_SERVER_BENCH_UPSTREAM set, any OpenAI-compatible server started by that command line
-// (`{port}` in it is replaced), e.g. test/bench/fixtures/gpu-openai-server.py running a model on a GPU.
+// Upstreams: a node:http server doing no work, the FastAPI fixture of the tests (skipped when /usr/bin/python3 lacks
+// fastapi or uvicorn), and, with MODEL_SERVER_BENCH_UPSTREAM set, any OpenAI-compatible server that command line
+// starts (`{port}` in it is replaced; it runs in the repository root with the bench's environment), e.g.
+// test/bench/fixtures/gpu-openai-server.py running a model on a GPU. Its knobs: MODEL_SERVER_BENCH_TOKENS (max_tokens
+// of every chat, 16), MODEL_SERVER_BENCH_WINDOW_MS (each wrk window, 3000), MODEL_SERVER_BENCH_STREAMS (first tokens
+// per figure, 100 for it, 300 for the others), MODEL_SERVER_BENCH_CONNECTIONS (wrk's, 32),
+// MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone).
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { request } from "node:http";
@@ -40,6 +44,8 @@ interface Upstream {
   path: string;
   windowMs: number;
   timeoutS?: number;
+  /** Streamed requests per first-token figure. */
+  streams: number;
   /** Passed the bench's whole environment (a model server's CUDA, PYTHONPATH…), not only PATH and HOME. */
   inherit: boolean;
 }
@@ -51,6 +57,7 @@ const NODE: Upstream = {
   script: "post-echo.lua",
   path: "/echo",
   windowMs: WINDOW_MS,
+  streams: STREAMS,
   inherit: false,
 };
 const FASTAPI: Upstream = { ...NODE, label: "the FastAPI + uvicorn fixture", env: { UPSTREAM: "fastapi" } };
@@ -74,7 +81,8 @@ function commandUpstream(): Upstream | undefined {
     },
     script: "post-chat.lua",
     path: "/v1/chat/completions",
-    windowMs: Number(process.env.MODEL_SERVER_BENCH_WINDOW_MS ?? 5000),
+    windowMs: Number(process.env.MODEL_SERVER_BENCH_WINDOW_MS ?? 3000),
+    streams: Number(process.env.MODEL_SERVER_BENCH_STREAMS ?? 100),
     timeoutS: 60,
     inherit: true,
   };
@@ -134,10 +142,13 @@ function firstToken(url: string, headers: Record<string, string> = {}): Promise<
   });
 }
 
-/** p50 of STREAMS first-token times for each URL, taken in turns so other load on the machine hits all alike. */
-async function firstTokens(targets: Record<string, { url: string; headers?: Record<string, string> }>) {
+/** p50 of `count` first-token times for each URL, taken in turns so other load on the machine hits all alike. */
+async function firstTokens(
+  count: number,
+  targets: Record<string, { url: string; headers?: Record<string, string> }>,
+) {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
-  for (let i = 0; i < STREAMS; i++) {
+  for (let i = 0; i < count; i++) {
     for (const [key, { url, headers }] of Object.entries(targets))
       times[key]!.push(await firstToken(url, headers));
   }
@@ -197,7 +208,7 @@ async function throughput(upstream: Upstream, port: number, withTokens: boolean)
       ratios.push(got.proxied!.requestsPerSecond / got.direct!.requestsPerSecond);
     }
     const tokens = withTokens
-      ? await firstTokens({
+      ? await firstTokens(upstream.streams, {
           direct: { url: `${direct}/v1/chat/completions` },
           proxied: { url: `${proxied}/v1/chat/completions` },
         })
@@ -230,7 +241,7 @@ async function queueTokens(upstream: Upstream, port: number): Promise<Record<str
         : undefined,
   );
   try {
-    return await firstTokens({
+    return await firstTokens(upstream.streams, {
       direct: { url: `http://127.0.0.1:${port}/v1/chat/completions` },
       queue: { url: `${dev.found}/openai/v1/chat/completions`, headers: { authorization: "Bearer bench" } },
     });
@@ -254,10 +265,10 @@ function proxyRow(upstream: Upstream, run: Throughput): BenchRow {
   };
 }
 
-function tokenRow(what: string, value: number, direct: number): BenchRow {
+function tokenRow(what: string, streams: number, value: number, direct: number): BenchRow {
   return {
     suite: "model server",
-    name: `first token of a streamed chat through ${what}, p50 of ${STREAMS}`,
+    name: `first token of a streamed chat through ${what}, p50 of ${streams}`,
     value,
     unit: "ms",
     baseline: { name: "the server directly", value: direct },
@@ -287,9 +298,15 @@ async function upstreamRows(upstream: Upstream, port: number): Promise<BenchRow[
   );
   return [
     proxyRow(upstream, run),
-    tokenRow(`the load-balanced proxy to ${upstream.label}`, run.tokens!.proxied!, run.tokens!.direct!),
+    tokenRow(
+      `the load-balanced proxy to ${upstream.label}`,
+      upstream.streams,
+      run.tokens!.proxied!,
+      run.tokens!.direct!,
+    ),
     tokenRow(
       `flash dev's /openai/v1 and the queue passthrough to ${upstream.label}`,
+      upstream.streams,
       queue.queue!,
       queue.direct!,
     ),
@@ -309,15 +326,19 @@ const bench = async (): Promise<BenchRow[]> => {
       // The other rows still run: the failure is a row of its own, and its message is on stderr.
       const message = err instanceof Error ? err.message : String(err);
       say(`${model.label} FAILED: ${message}`);
+      // The server's own last error line (a Python exception), else the message's first line.
+      const reason =
+        [...message.matchAll(/^\w*(?:Error|Exception)\b.*$/gm)].at(-1)?.[0] ?? message.split("\n")[0]!;
       rows.push({
         suite: "model server",
-        name: `${model.label}: failed (${message.split("\n")[0]!.slice(0, 200)})`,
+        name: `${model.label}: failed (${reason.slice(0, 200)}; the log is on stderr)`,
         value: Number.NaN,
         unit: "",
         ok: false,
       });
     }
   }
+  if (model && process.env.MODEL_SERVER_BENCH_ONLY_UPSTREAM === "1") return rows;
 
   const bare = await throughput(NODE, upstreamPort, true);
   say(
@@ -342,8 +363,8 @@ const bench = async (): Promise<BenchRow[]> => {
       unit: "µs",
       baseline: { name: "the no-work server's own CPU per direct request", value: cpu(bare.direct) },
     },
-    tokenRow("the load-balanced proxy", tokens.proxied!, tokens.direct!),
-    tokenRow("flash dev's /openai/v1 and the queue passthrough", queue.queue!, queue.direct!),
+    tokenRow("the load-balanced proxy", STREAMS, tokens.proxied!, tokens.direct!),
+    tokenRow("flash dev's /openai/v1 and the queue passthrough", STREAMS, queue.queue!, queue.direct!),
   ];
 };
 
