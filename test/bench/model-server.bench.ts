@@ -7,6 +7,7 @@
 // of every chat, 16), MODEL_SERVER_BENCH_WINDOW_MS (each wrk window, 3000), MODEL_SERVER_BENCH_STREAMS (first tokens
 // per figure, 100 for it, 300 for the others), MODEL_SERVER_BENCH_CONNECTIONS (wrk's, 32),
 // MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone).
+// MODEL_SERVER_BENCH_COMPARE=<another built checkout> times that build's queue passthrough in the same turns.
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { request } from "node:http";
@@ -16,7 +17,10 @@ import { percentile, startUntil } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 import { type Figures, fixture, load, median, window } from "./wrk.js";
 
-const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+const FLASH = `${ROOT}/dist/cli/main.js`;
+/** Another built checkout (e.g. the previous commit's): its queue passthrough is timed in the same turns. */
+const COMPARE = process.env.MODEL_SERVER_BENCH_COMPARE?.replace(/\/$/, "");
 const CONNECTIONS = Number(process.env.MODEL_SERVER_BENCH_CONNECTIONS ?? 32);
 const WINDOW_MS = 2000;
 const PAIRS = 5;
@@ -219,14 +223,14 @@ async function throughput(upstream: Upstream, port: number, withTokens: boolean)
   }
 }
 
-/** First tokens through flash dev's /openai/v1 and the queue passthrough, and from its server directly. */
-async function queueTokens(upstream: Upstream, port: number): Promise<Record<string, number>> {
-  const dev = await startUntil(
+/** flash dev of the checkout at `root` (built) serving model-server-queue.mjs: its endpoint's URL once its server is ready. */
+function startDev(root: string, upstream: Upstream, port: number) {
+  return startUntil(
     process.execPath,
     [
-      FLASH,
+      `${root}/dist/cli/main.js`,
       "dev",
-      fixture("model-server-queue.mjs"),
+      `${root}/test/bench/fixtures/model-server-queue.mjs`,
       "--port",
       "0",
       "--api-key",
@@ -240,13 +244,34 @@ async function queueTokens(upstream: Upstream, port: number): Promise<Record<str
         ? /(http:\/\/127\.0\.0\.1:\d+\/v2\/[\w-]+)/.exec(seen)?.[1]
         : undefined,
   );
+}
+
+/**
+ * First tokens through flash dev's /openai/v1 and the queue passthrough, and from its server directly; with
+ * `compare` (another built checkout), through that build's flash dev too, in the same turns (key "compare").
+ */
+async function queueTokens(
+  upstream: Upstream,
+  port: number,
+  compare?: { root: string; port: number },
+): Promise<Record<string, number>> {
+  const devs: ChildProcess[] = [];
   try {
+    const dev = await startDev(ROOT, upstream, port);
+    devs.push(dev.child);
+    const other = compare ? await startDev(compare.root, upstream, compare.port) : undefined;
+    if (other) devs.push(other.child);
+    const through = (url: string) => ({
+      url: `${url}/openai/v1/chat/completions`,
+      headers: { authorization: "Bearer bench" },
+    });
     return await firstTokens(upstream.streams, {
       direct: { url: `http://127.0.0.1:${port}/v1/chat/completions` },
-      queue: { url: `${dev.found}/openai/v1/chat/completions`, headers: { authorization: "Bearer bench" } },
+      queue: through(dev.found),
+      ...(other ? { compare: through(other.found) } : {}),
     });
   } finally {
-    await stop(dev.child);
+    for (const child of devs) await stop(child);
   }
 }
 
@@ -314,7 +339,7 @@ async function upstreamRows(upstream: Upstream, port: number): Promise<BenchRow[
 }
 
 const bench = async (): Promise<BenchRow[]> => {
-  const upstreamPort = 18_480 + (process.pid % 100) * 5;
+  const upstreamPort = 18_480 + (process.pid % 100) * 8;
   const rows: BenchRow[] = [];
   // A model server named on the command line goes first: on a lent GPU host it is what the run is for.
   const model = commandUpstream();
@@ -349,8 +374,10 @@ const bench = async (): Promise<BenchRow[]> => {
     python = await throughput(FASTAPI, upstreamPort + 2, false);
     say(`${FASTAPI.label}: proxy/direct ${python.ratio.toFixed(3)}×`);
   } else say("/usr/bin/python3 has no fastapi and uvicorn: the FastAPI rows are skipped");
-  const queue = await queueTokens(NODE, upstreamPort + 1);
+  const compare = COMPARE ? { root: COMPARE, port: upstreamPort + 5 } : undefined;
+  const queue = await queueTokens(NODE, upstreamPort + 1, compare);
   say(`${NODE.label}: first token through flash dev's /openai/v1 queue passthrough ${added(queue, "queue")}`);
+  if (compare) say(`the same through the build in ${COMPARE}: ${added(queue, "compare")}`);
   const tokens = bare.tokens!;
   return [
     ...rows,
@@ -365,6 +392,16 @@ const bench = async (): Promise<BenchRow[]> => {
     },
     tokenRow("the load-balanced proxy", STREAMS, tokens.proxied!, tokens.direct!),
     tokenRow("flash dev's /openai/v1 and the queue passthrough", STREAMS, queue.queue!, queue.direct!),
+    ...(queue.compare === undefined
+      ? []
+      : [
+          tokenRow(
+            `flash dev's /openai/v1 and the queue passthrough of the build in MODEL_SERVER_BENCH_COMPARE (${COMPARE}), in the same turns`,
+            STREAMS,
+            queue.compare,
+            queue.direct!,
+          ),
+        ]),
   ];
 };
 
