@@ -128,6 +128,29 @@ function responseOf(res: http.IncomingMessage): WireResponse {
   };
 }
 
+/** Starts `request` over node:http or node:https by the URL's scheme, the kept-alive agents and parsed origins. */
+function send(request: WireRequest, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest {
+  const target = targetOf(request.url);
+  const secure = target ? target.origin.secure : /^https:/i.test(request.url);
+  const options: http.RequestOptions = {
+    method: request.method,
+    headers: request.headers,
+    agent: secure ? agents.https : agents.http,
+  };
+  if (target) {
+    const { origin } = target;
+    options.protocol = origin.protocol;
+    options.hostname = origin.hostname;
+    if (origin.port !== undefined) options.port = origin.port;
+    options.path = target.path;
+    options.lookup = origin.lookup;
+  } else {
+    options.lookup = lookupFor(request.url);
+  }
+  const start = secure ? https.request : http.request;
+  return target ? start(options, onResponse) : start(request.url, options, onResponse);
+}
+
 /** The default transport: node:http or node:https by the URL's scheme. */
 export const nodeTransport: Transport = (request) =>
   new Promise<WireAnswer>((resolve, reject) => {
@@ -136,8 +159,6 @@ export const nodeTransport: Transport = (request) =>
       reject(abortReason(signal));
       return;
     }
-    const target = targetOf(request.url);
-    const secure = target ? target.origin.secure : /^https:/i.test(request.url);
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = (error: unknown, answer?: WireAnswer) => {
@@ -148,22 +169,7 @@ export const nodeTransport: Transport = (request) =>
       if (answer) resolve(answer);
       else reject(error);
     };
-    const options: http.RequestOptions = {
-      method: request.method,
-      headers: request.headers,
-      agent: secure ? agents.https : agents.http,
-    };
-    if (target) {
-      const { origin } = target;
-      options.protocol = origin.protocol;
-      options.hostname = origin.hostname;
-      if (origin.port !== undefined) options.port = origin.port;
-      options.path = target.path;
-      options.lookup = origin.lookup;
-    } else {
-      options.lookup = lookupFor(request.url);
-    }
-    const onResponse = (res: http.IncomingMessage) => {
+    const req = send(request, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => {
@@ -176,9 +182,7 @@ export const nodeTransport: Transport = (request) =>
         if (!res.complete) finish(new Error("the answer was cut off (ECONNRESET)"));
       });
       res.on("error", (err) => finish(err));
-    };
-    const send = secure ? https.request : http.request;
-    const req = target ? send(options, onResponse) : send(request.url, options, onResponse);
+    });
     const onAbort = () => {
       const reason = abortReason(signal!);
       finish(reason);
@@ -194,6 +198,46 @@ export const nodeTransport: Transport = (request) =>
     req.on("error", (err) => finish(err));
     req.end(request.body);
   });
+
+/** An answer whose body is read as it arrives. */
+export interface WireStream {
+  response: WireResponse;
+  /** The body; a read of one cut off midway fails with ECONNRESET, or with the signal's reason once aborted. */
+  body: http.IncomingMessage;
+}
+
+/**
+ * Sends one request and resolves once the answer's head arrives, its body left to stream: cheaper per request
+ * and sooner than fetch on Node 20 (docs/benchmarks.md). Aborting `signal` at any time, body included, ends the
+ * exchange (the server sees the disconnect); `timeoutMs` is not applied, the caller's signal is the deadline.
+ */
+export function openStream(request: Omit<WireRequest, "timeoutMs">): Promise<WireStream> {
+  return new Promise<WireStream>((resolve, reject) => {
+    const { signal } = request;
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let body: http.IncomingMessage | undefined;
+    const onAbort = () => {
+      const reason = abortReason(signal!);
+      if (body) body.destroy(reason as Error);
+      else reject(reason);
+      req.destroy();
+    };
+    const req = send(request, (res) => {
+      body = res;
+      res.once("close", () => signal?.removeEventListener("abort", onAbort));
+      resolve({ response: responseOf(res), body: res });
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (err) => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+    req.end(request.body);
+  });
+}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");

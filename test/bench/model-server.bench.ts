@@ -1,19 +1,123 @@
 // Model servers: the load-balanced proxy's requests/s under wrk against the same server called directly, and the
 // first-token latency a streamed chat adds through the proxy and through the queue passthrough (flash dev).
+// Upstreams: a node:http server doing no work, the FastAPI fixture of the tests (skipped when /usr/bin/python3 lacks
+// fastapi or uvicorn), and, with MODEL_SERVER_BENCH_UPSTREAM set, any OpenAI-compatible server that command line
+// starts (`{port}` in it is replaced; it runs in the repository root with the bench's environment), e.g.
+// test/bench/fixtures/gpu-openai-server.py running a model on a GPU. Its knobs: MODEL_SERVER_BENCH_TOKENS (max_tokens
+// of every chat, 16), MODEL_SERVER_BENCH_WINDOW_MS (each wrk window, 3000), MODEL_SERVER_BENCH_STREAMS (first tokens
+// per figure, 100 for it, 300 for the others), MODEL_SERVER_BENCH_CONNECTIONS (wrk's, 32),
+// MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone).
+// MODEL_SERVER_BENCH_COMPARE=<another built checkout> times that build's queue passthrough in the same turns.
 import type { ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { request } from "node:http";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, startUntil } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 import { type Figures, fixture, load, median, window } from "./wrk.js";
 
-const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const CONNECTIONS = 32;
+const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+const FLASH = `${ROOT}/dist/cli/main.js`;
+/** Another built checkout (e.g. the previous commit's): its queue passthrough is timed in the same turns. */
+const COMPARE = process.env.MODEL_SERVER_BENCH_COMPARE?.replace(/\/$/, "");
+const CONNECTIONS = Number(process.env.MODEL_SERVER_BENCH_CONNECTIONS ?? 32);
 const WINDOW_MS = 2000;
 const PAIRS = 5;
 /** Sequential streamed requests per first-token figure. */
-const STREAMS = 300;
-const CHAT = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
+const STREAMS = Number(process.env.MODEL_SERVER_BENCH_STREAMS ?? 300);
+/** Tokens a chat request asks for (max_tokens): what a model server generates per request. */
+const TOKENS = Number(process.env.MODEL_SERVER_BENCH_TOKENS ?? 16);
+const CHAT = JSON.stringify({
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  max_tokens: TOKENS,
+  stream: true,
+});
+const GOAL_RATIO = 0.9;
+const GOAL_ADDED_MS = 2;
+
+/** Where the benchmark's servers come from: fixtures/model-server-upstream-of.mjs reads UPSTREAM*. */
+interface Upstream {
+  /** What the rows call it, and the request wrk sends. */
+  label: string;
+  request: string;
+  env: Record<string, string>;
+  /** The wrk script and the path it posts to; the load window; wrk's per-request timeout. */
+  script: string;
+  path: string;
+  windowMs: number;
+  timeoutS?: number;
+  /** Streamed requests per first-token figure. */
+  streams: number;
+  /** Passed the bench's whole environment (a model server's CUDA, PYTHONPATH…), not only PATH and HOME. */
+  inherit: boolean;
+}
+
+const NODE: Upstream = {
+  label: "a node:http server doing no work",
+  request: "POST /echo",
+  env: { UPSTREAM: "node" },
+  script: "post-echo.lua",
+  path: "/echo",
+  windowMs: WINDOW_MS,
+  streams: STREAMS,
+  inherit: false,
+};
+const FASTAPI: Upstream = { ...NODE, label: "the FastAPI + uvicorn fixture", env: { UPSTREAM: "fastapi" } };
+
+/** MODEL_SERVER_BENCH_UPSTREAM as an upstream, or undefined when it is not set. */
+function commandUpstream(): Upstream | undefined {
+  const line = process.env.MODEL_SERVER_BENCH_UPSTREAM?.trim();
+  if (!line) return undefined;
+  if (!line.includes("{port}"))
+    throw new Error(`MODEL_SERVER_BENCH_UPSTREAM must contain {port} where the server's port goes: ${line}`);
+  const words = line.split(/\s+/);
+  const program = basename(words.find((w) => /\.(py|mjs|js)$/.test(w)) ?? words[0]!);
+  return {
+    label: `${program} (MODEL_SERVER_BENCH_UPSTREAM)`,
+    request: `POST /v1/chat/completions of ${TOKENS} tokens`,
+    env: {
+      UPSTREAM: "command",
+      UPSTREAM_COMMAND: line,
+      UPSTREAM_START_TIMEOUT: process.env.MODEL_SERVER_BENCH_START_TIMEOUT ?? "300",
+      MODEL_SERVER_BENCH_TOKENS: String(TOKENS),
+    },
+    script: "post-chat.lua",
+    path: "/v1/chat/completions",
+    windowMs: Number(process.env.MODEL_SERVER_BENCH_WINDOW_MS ?? 3000),
+    streams: Number(process.env.MODEL_SERVER_BENCH_STREAMS ?? 100),
+    timeoutS: 60,
+    inherit: true,
+  };
+}
+
+/** Whether /usr/bin/python3 (the FastAPI fixture's) has fastapi and uvicorn. */
+function hasFastapi(): boolean {
+  try {
+    execFileSync("/usr/bin/python3", ["-c", "import fastapi, uvicorn"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The environment of a `flash` child: the upstream's, with its port; the GPU check is not what is measured. */
+function flashEnv(upstream: Upstream, port: number): Record<string, string> {
+  const env: Record<string, string> = {
+    FLASH_LB_HOST: "127.0.0.1",
+    LOG_LEVEL: "INFO",
+    RUNPOD_SKIP_GPU_CHECK: "true",
+    ...upstream.env,
+    UPSTREAM_PORT: String(port),
+  };
+  if (env.UPSTREAM_COMMAND) env.UPSTREAM_COMMAND = env.UPSTREAM_COMMAND.replaceAll("{port}", String(port));
+  if (!upstream.inherit) return env;
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  return { ...inherited, ...env };
+}
 
 /** ms from sending a streamed chat request to its first body byte. */
 function firstToken(url: string, headers: Record<string, string> = {}): Promise<number> {
@@ -28,7 +132,11 @@ function firstToken(url: string, headers: Record<string, string> = {}): Promise<
           first ??= performance.now() - started;
         });
         res.on("end", () =>
-          first === undefined ? reject(new Error(`no body from ${url}`)) : resolve(first),
+          res.statusCode !== 200
+            ? reject(new Error(`${url} answered ${res.statusCode}`))
+            : first === undefined
+              ? reject(new Error(`no body from ${url}`))
+              : resolve(first),
         );
         res.on("error", reject);
       },
@@ -38,10 +146,13 @@ function firstToken(url: string, headers: Record<string, string> = {}): Promise<
   });
 }
 
-/** p50 of STREAMS first-token times for each URL, taken in turns so other load on the machine hits all alike. */
-async function firstTokens(targets: Record<string, { url: string; headers?: Record<string, string> }>) {
+/** p50 of `count` first-token times for each URL, taken in turns so other load on the machine hits all alike. */
+async function firstTokens(
+  count: number,
+  targets: Record<string, { url: string; headers?: Record<string, string> }>,
+) {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
-  for (let i = 0; i < STREAMS; i++) {
+  for (let i = 0; i < count; i++) {
     for (const [key, { url, headers }] of Object.entries(targets))
       times[key]!.push(await firstToken(url, headers));
   }
@@ -50,7 +161,7 @@ async function firstTokens(targets: Record<string, { url: string; headers?: Reco
 
 /** SIGTERM, so the runtime stops its model server's process group too; resolves when it exited. */
 async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));
   child.kill("SIGTERM");
   await exited;
@@ -64,58 +175,44 @@ interface Throughput {
 }
 
 /** wrk windows in turns against the server directly and through the proxy of `flash start`; first tokens too. */
-async function throughput(
-  upstream: "node" | "fastapi",
-  port: number,
-  withTokens: boolean,
-): Promise<Throughput> {
-  const env = {
-    FLASH_LB_HOST: "127.0.0.1",
-    LOG_LEVEL: "INFO",
-    UPSTREAM_PORT: String(port),
-    UPSTREAM: upstream,
-  };
+async function throughput(upstream: Upstream, port: number, withTokens: boolean): Promise<Throughput> {
   const lb = await startUntil(
     process.execPath,
     [FLASH, "start", fixture("model-server-proxy.mjs")],
-    { ...env, PORT: "0" },
+    { ...flashEnv(upstream, port), PORT: "0" },
     (seen) =>
       /Endpoint bench-proxy ready/.test(seen)
         ? {
             port: Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)?.[1]),
-            // The runtime logs its server's pid: that process's CPU is what a direct call costs.
-            upstreamPid: Number(/Starting model server 'upstream' \(pid (\d+)\)/.exec(seen)?.[1]),
+            // The runtime logs the pid of its server's process group: that group's CPU is what a direct call costs.
+            upstreamGroup: Number(/Starting model server 'upstream' \(pid (\d+)\)/.exec(seen)?.[1]),
           }
         : undefined,
   );
   const direct = `http://127.0.0.1:${port}`;
   const proxied = `http://127.0.0.1:${lb.found.port}`;
-  const { upstreamPid } = lb.found;
+  const { upstreamGroup } = lb.found;
+  const { script, path, windowMs, timeoutS } = upstream;
   const runs = { direct: [] as Figures[], proxied: [] as Figures[] };
   const ratios: number[] = [];
   try {
-    await load(`${direct}/echo`, "post-echo.lua", CONNECTIONS, WINDOW_MS);
-    await load(`${proxied}/echo`, "post-echo.lua", CONNECTIONS, WINDOW_MS);
+    await load(`${direct}${path}`, script, CONNECTIONS, windowMs, timeoutS);
+    await load(`${proxied}${path}`, script, CONNECTIONS, windowMs, timeoutS);
     for (let pair = 0; pair < PAIRS; pair++) {
       const order = pair % 2 === 0 ? (["direct", "proxied"] as const) : (["proxied", "direct"] as const);
       const got: Partial<Record<"direct" | "proxied", Figures>> = {};
       for (const key of order) {
-        // The CPU counted is the proxy's (flash start) or the server's, whichever is called.
-        const pid = key === "direct" ? upstreamPid : lb.child.pid!;
-        got[key] = await window(
-          pid,
-          `${key === "direct" ? direct : proxied}/echo`,
-          "post-echo.lua",
-          CONNECTIONS,
-          WINDOW_MS,
-        );
+        // The CPU counted is the proxy's (flash start) or the server's group, whichever is called.
+        const cpu = key === "direct" ? { group: upstreamGroup } : lb.child.pid!;
+        const base = key === "direct" ? direct : proxied;
+        got[key] = await window(cpu, `${base}${path}`, script, CONNECTIONS, windowMs, timeoutS);
       }
       runs.direct.push(got.direct!);
       runs.proxied.push(got.proxied!);
       ratios.push(got.proxied!.requestsPerSecond / got.direct!.requestsPerSecond);
     }
     const tokens = withTokens
-      ? await firstTokens({
+      ? await firstTokens(upstream.streams, {
           direct: { url: `${direct}/v1/chat/completions` },
           proxied: { url: `${proxied}/v1/chat/completions` },
         })
@@ -126,20 +223,14 @@ async function throughput(
   }
 }
 
-const bench = async (): Promise<BenchRow[]> => {
-  const upstreamPort = 18_480 + (process.pid % 100) * 3;
-  const env = { FLASH_LB_HOST: "127.0.0.1", LOG_LEVEL: "INFO", UPSTREAM_PORT: String(upstreamPort) };
-  const bare = await throughput("node", upstreamPort, true);
-  const python = await throughput("fastapi", upstreamPort + 2, false);
-  const tokens = bare.tokens!;
-  // The queue passthrough: flash dev, its worker, the same upstream (a port of its own).
-  const queueEnv = { ...env, UPSTREAM_PORT: String(upstreamPort + 1) };
-  const dev = await startUntil(
+/** flash dev of the checkout at `root` (built) serving model-server-queue.mjs: its endpoint's URL once its server is ready. */
+function startDev(root: string, upstream: Upstream, port: number) {
+  return startUntil(
     process.execPath,
     [
-      FLASH,
+      `${root}/dist/cli/main.js`,
       "dev",
-      fixture("model-server-queue.mjs"),
+      `${root}/test/bench/fixtures/model-server-queue.mjs`,
       "--port",
       "0",
       "--api-key",
@@ -147,35 +238,151 @@ const bench = async (): Promise<BenchRow[]> => {
       "--workers",
       "1,1",
     ],
-    queueEnv,
+    flashEnv(upstream, port),
     (seen) =>
       /Model server 'upstream' is ready/.test(seen)
         ? /(http:\/\/127\.0\.0\.1:\d+\/v2\/[\w-]+)/.exec(seen)?.[1]
         : undefined,
   );
-  let queue: Record<string, number>;
+}
+
+/**
+ * First tokens through flash dev's /openai/v1 and the queue passthrough, and from its server directly; with
+ * `compare` (another built checkout), through that build's flash dev too, in the same turns (key "compare").
+ */
+async function queueTokens(
+  upstream: Upstream,
+  port: number,
+  compare?: { root: string; port: number },
+): Promise<Record<string, number>> {
+  const devs: ChildProcess[] = [];
   try {
-    queue = await firstTokens({
-      direct: { url: `http://127.0.0.1:${upstreamPort + 1}/v1/chat/completions` },
-      queue: { url: `${dev.found}/openai/v1/chat/completions`, headers: { authorization: "Bearer bench" } },
+    const dev = await startDev(ROOT, upstream, port);
+    devs.push(dev.child);
+    const other = compare ? await startDev(compare.root, upstream, compare.port) : undefined;
+    if (other) devs.push(other.child);
+    const through = (url: string) => ({
+      url: `${url}/openai/v1/chat/completions`,
+      headers: { authorization: "Bearer bench" },
+    });
+    return await firstTokens(upstream.streams, {
+      direct: { url: `http://127.0.0.1:${port}/v1/chat/completions` },
+      queue: through(dev.found),
+      ...(other ? { compare: through(other.found) } : {}),
     });
   } finally {
-    await stop(dev.child);
+    for (const child of devs) await stop(child);
   }
-  const rps = (figures: Figures[]) => median(figures.map((f) => f.requestsPerSecond));
-  const cpu = (figures: Figures[]) => median(figures.map((f) => f.cpuMicrosPerRequest));
-  const proxyRow = (what: string, run: Throughput): BenchRow => ({
+}
+
+const rps = (figures: Figures[]) => median(figures.map((f) => f.requestsPerSecond));
+const cpu = (figures: Figures[]) => median(figures.map((f) => f.cpuMicrosPerRequest));
+
+function proxyRow(upstream: Upstream, run: Throughput): BenchRow {
+  return {
     suite: "model server",
-    name: `load-balanced proxy to ${what}, POST /echo requests/s, ${CONNECTIONS} connections (median pair ratio ${run.ratio.toFixed(2)})`,
+    name: `load-balanced proxy to ${upstream.label}, ${upstream.request} requests/s, ${CONNECTIONS} connections (median pair ratio ${run.ratio.toFixed(2)})`,
     value: rps(run.proxied),
     unit: "req/s",
     baseline: { name: "the same server called directly", value: rps(run.direct) },
-    target: ">= 0.9× direct",
-    ok: run.ratio >= 0.9,
-  });
+    target: `>= ${GOAL_RATIO}× direct`,
+    ok: run.ratio >= GOAL_RATIO,
+  };
+}
+
+function tokenRow(what: string, streams: number, value: number, direct: number): BenchRow {
+  return {
+    suite: "model server",
+    name: `first token of a streamed chat through ${what}, p50 of ${streams}`,
+    value,
+    unit: "ms",
+    baseline: { name: "the server directly", value: direct },
+    target: `< ${GOAL_ADDED_MS} ms added`,
+    ok: value - direct < GOAL_ADDED_MS,
+  };
+}
+
+/** One line on stderr as each part ends, so a run cut short still shows what it measured. */
+function say(line: string): void {
+  process.stderr.write(`model-server bench: ${line}\n`);
+}
+
+const added = (tokens: Record<string, number>, key: string) =>
+  `${(tokens[key]! - tokens.direct!).toFixed(2)} ms added (p50 ${tokens[key]!.toFixed(2)} ms vs ${tokens.direct!.toFixed(2)} ms direct; goal < ${GOAL_ADDED_MS} ms)`;
+
+/** The rows of one upstream: proxy throughput and first tokens through the proxy and through the queue. */
+async function upstreamRows(upstream: Upstream, port: number): Promise<BenchRow[]> {
+  say(`${upstream.label}: load-balanced proxy vs direct…`);
+  const run = await throughput(upstream, port, true);
+  say(
+    `${upstream.label}: proxy/direct ${run.ratio.toFixed(3)}× (${rps(run.proxied).toFixed(1)} vs ${rps(run.direct).toFixed(1)} req/s; goal >= ${GOAL_RATIO}×); first token through the proxy ${added(run.tokens!, "proxied")}`,
+  );
+  const queue = await queueTokens(upstream, port + 1);
+  say(
+    `${upstream.label}: first token through flash dev's /openai/v1 queue passthrough ${added(queue, "queue")}`,
+  );
   return [
-    proxyRow("a node:http server doing no work", bare),
-    proxyRow("the FastAPI + uvicorn fixture", python),
+    proxyRow(upstream, run),
+    tokenRow(
+      `the load-balanced proxy to ${upstream.label}`,
+      upstream.streams,
+      run.tokens!.proxied!,
+      run.tokens!.direct!,
+    ),
+    tokenRow(
+      `flash dev's /openai/v1 and the queue passthrough to ${upstream.label}`,
+      upstream.streams,
+      queue.queue!,
+      queue.direct!,
+    ),
+  ];
+}
+
+const bench = async (): Promise<BenchRow[]> => {
+  const upstreamPort = 18_480 + (process.pid % 100) * 8;
+  const rows: BenchRow[] = [];
+  // A model server named on the command line goes first: on a lent GPU host it is what the run is for.
+  const model = commandUpstream();
+  if (model) {
+    say(`MODEL_SERVER_BENCH_UPSTREAM: ${process.env.MODEL_SERVER_BENCH_UPSTREAM}`);
+    try {
+      rows.push(...(await upstreamRows(model, upstreamPort + 3)));
+    } catch (err) {
+      // The other rows still run: the failure is a row of its own, and its message is on stderr.
+      const message = err instanceof Error ? err.message : String(err);
+      say(`${model.label} FAILED: ${message}`);
+      // The server's own last error line (a Python exception), else the message's first line.
+      const reason =
+        [...message.matchAll(/^\w*(?:Error|Exception)\b.*$/gm)].at(-1)?.[0] ?? message.split("\n")[0]!;
+      rows.push({
+        suite: "model server",
+        name: `${model.label}: failed (${reason.slice(0, 200)}; the log is on stderr)`,
+        value: Number.NaN,
+        unit: "",
+        ok: false,
+      });
+    }
+  }
+  if (model && process.env.MODEL_SERVER_BENCH_ONLY_UPSTREAM === "1") return rows;
+
+  const bare = await throughput(NODE, upstreamPort, true);
+  say(
+    `${NODE.label}: proxy/direct ${bare.ratio.toFixed(3)}×; first token through the proxy ${added(bare.tokens!, "proxied")}`,
+  );
+  let python: Throughput | undefined;
+  if (hasFastapi()) {
+    python = await throughput(FASTAPI, upstreamPort + 2, false);
+    say(`${FASTAPI.label}: proxy/direct ${python.ratio.toFixed(3)}×`);
+  } else say("/usr/bin/python3 has no fastapi and uvicorn: the FastAPI rows are skipped");
+  const compare = COMPARE ? { root: COMPARE, port: upstreamPort + 5 } : undefined;
+  const queue = await queueTokens(NODE, upstreamPort + 1, compare);
+  say(`${NODE.label}: first token through flash dev's /openai/v1 queue passthrough ${added(queue, "queue")}`);
+  if (compare) say(`the same through the build in ${COMPARE}: ${added(queue, "compare")}`);
+  const tokens = bare.tokens!;
+  return [
+    ...rows,
+    proxyRow(NODE, bare),
+    ...(python ? [proxyRow(FASTAPI, python)] : []),
     {
       suite: "model server",
       name: "CPU per proxied request (flash start: server and client side of the hop)",
@@ -183,24 +390,18 @@ const bench = async (): Promise<BenchRow[]> => {
       unit: "µs",
       baseline: { name: "the no-work server's own CPU per direct request", value: cpu(bare.direct) },
     },
-    {
-      suite: "model server",
-      name: `first token of a streamed chat through the load-balanced proxy, p50 of ${STREAMS}`,
-      value: tokens.proxied!,
-      unit: "ms",
-      baseline: { name: "the server directly", value: tokens.direct! },
-      target: "< 2 ms added",
-      ok: tokens.proxied! - tokens.direct! < 2,
-    },
-    {
-      suite: "model server",
-      name: `first token of a streamed chat through flash dev's /openai/v1 and the queue passthrough, p50 of ${STREAMS}`,
-      value: queue.queue!,
-      unit: "ms",
-      baseline: { name: "the server directly", value: queue.direct! },
-      target: "< 2 ms added",
-      ok: queue.queue! - queue.direct! < 2,
-    },
+    tokenRow("the load-balanced proxy", STREAMS, tokens.proxied!, tokens.direct!),
+    tokenRow("flash dev's /openai/v1 and the queue passthrough", STREAMS, queue.queue!, queue.direct!),
+    ...(queue.compare === undefined
+      ? []
+      : [
+          tokenRow(
+            `flash dev's /openai/v1 and the queue passthrough of the build in MODEL_SERVER_BENCH_COMPARE (${COMPARE}), in the same turns`,
+            STREAMS,
+            queue.compare,
+            queue.direct!,
+          ),
+        ]),
   ];
 };
 

@@ -1,6 +1,6 @@
 // wrk, the load generator of the HTTP benchmarks: one run against a URL, with its own CPU share, and the medians of windows.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -21,11 +21,18 @@ export interface Load {
 /**
  * Debian's wrk (C, one thread, `connections` keep-alive connections) running a fixtures/*.lua script:
  * a generator much cheaper per request than the servers, so they are what is measured; its own CPU
- * share is reported to show it had room.
+ * share is reported to show it had room. `timeoutS`: wrk's per-request timeout (its default is 2 s).
  */
-export function load(url: string, script: string, connections: number, ms: number): Promise<Load> {
+export function load(
+  url: string,
+  script: string,
+  connections: number,
+  ms: number,
+  timeoutS?: number,
+): Promise<Load> {
   const seconds = Math.max(1, Math.round(ms / 1000));
-  const command = `wrk -t1 -c${connections} -d${seconds}s -s ${fixture(script)} ${url}; times`;
+  const timeout = timeoutS === undefined ? "" : ` --timeout ${timeoutS}s`;
+  const command = `wrk -t1 -c${connections} -d${seconds}s${timeout} -s ${fixture(script)} ${url}; times`;
   return new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", command], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -59,11 +66,39 @@ export function load(url: string, script: string, connections: number, ms: numbe
   });
 }
 
+/** /proc/<pid>/stat's fields after the command name (index 0 is the state, 2 the process group), or none if gone. */
+function statFields(pid: number | string): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  } catch {
+    return [];
+  }
+}
+
 /** CPU time the process has used, in µs (utime + stime of /proc/<pid>/stat, in 10 ms ticks). */
 export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
+
+/**
+ * CPU time of every live process in process group `pgid`, in µs: a model server the runtime starts runs under a
+ * shell that leads its group, so the server's CPU is its group's, not the logged pid's.
+ */
+export function groupCpuMicros(pgid: number): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (Number(fields[2]) === pgid) total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+  }
+  return total;
+}
+
+/** Whose CPU a window counts: one process, or a whole process group. */
+export type CpuOf = number | { group: number };
+
+const cpuOf = (of: CpuOf): number => (typeof of === "number" ? cpuMicros(of) : groupCpuMicros(of.group));
 
 export interface Figures {
   requestsPerSecond: number;
@@ -75,15 +110,16 @@ export interface Figures {
 
 /** One load window against a server process: its req/s, its CPU per request, and wrk's CPU share. */
 export async function window(
-  pid: number,
+  pid: CpuOf,
   url: string,
   script: string,
   connections: number,
   ms: number,
+  timeoutS?: number,
 ): Promise<Figures> {
-  const cpuBefore = cpuMicros(pid);
-  const { requests, errors, seconds, generatorCpu } = await load(url, script, connections, ms);
-  const cpu = cpuMicros(pid) - cpuBefore;
+  const cpuBefore = cpuOf(pid);
+  const { requests, errors, seconds, generatorCpu } = await load(url, script, connections, ms, timeoutS);
+  const cpu = cpuOf(pid) - cpuBefore;
   if (errors > 0) throw new Error(`${errors} request(s) failed`);
   return { requestsPerSecond: requests / seconds, cpuMicrosPerRequest: cpu / requests, generatorCpu };
 }

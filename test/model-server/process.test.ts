@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ModelServer, server } from "../../src/app/model-server/declare.js";
 import { openaiPassthrough } from "../../src/app/model-server/openai.js";
+import { runInJobScope } from "../../src/job/scope.js";
 import { createLogger, type Logger } from "../../src/log/index.js";
 import { waitUntilHealthy } from "../../src/runtime/model-server/health.js";
 import { ServerProcess } from "../../src/runtime/model-server/process.js";
@@ -248,5 +249,30 @@ describe("the OpenAI passthrough", () => {
     await stream.return(undefined);
     await eventually(() => existsSync(marker), "the server's disconnect marker", 20_000);
     await eventually(() => proc.lastLines().includes("client disconnected"), "its disconnect line", 20_000);
+  });
+
+  it("the job's signal (cancel, the execution timeout) ends a stream mid-way with its reason: the server sees the disconnect", async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "flash-ms-")), "disconnected");
+    const { model, proc, lines } = fixture({ FIXTURE_TOKEN_DELAY: "0.5", FIXTURE_MARKER: marker });
+    expect((await waitUntilHealthy(proc, `${model.url}/health`, 30_000)).ok).toBe(true);
+    const job = new AbortController();
+    const reason = new Error("Job was cancelled");
+    const events: string[] = [];
+    const failure = await runInJobScope({ id: "job-1", input: {} }, job.signal, logger(lines), async () => {
+      const stream = (await openaiPassthrough(model, {
+        openai_route: "/v1/chat/completions",
+        openai_input: { messages: [{ role: "user", content: "a b c d e f g h" }], stream: true },
+      })) as AsyncGenerator<string>;
+      for await (const event of stream) {
+        events.push(event);
+        job.abort(reason);
+      }
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(events).toHaveLength(1);
+    expect(failure).toBe(reason);
+    await eventually(() => existsSync(marker), "the server's disconnect marker", 20_000);
   });
 });

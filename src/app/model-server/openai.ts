@@ -1,5 +1,8 @@
 // The OpenAI passthrough: a job whose input is {openai_route, openai_input} sent to the model server's route,
 // a streamed answer relayed as stream chunks of raw SSE events (as worker-vllm yields them), one per event.
+import type { IncomingMessage } from "node:http";
+import { openStream, type WireStream } from "../../http/wire.js";
+import { currentJob } from "../../job/scope.js";
 import type { ModelServer } from "./declare.js";
 import { ServerHttpError } from "./errors.js";
 
@@ -30,26 +33,65 @@ export async function openaiPassthrough(
   const body = isObject(input.openai_input) ? input.openai_input : undefined;
   // The model list is a GET, whatever body the platform sent with it (`{}` from /openai/v1/models).
   const get = /\/models\/?$/.test(route);
-  const response = await server.fetch(route, {
+  const signal = currentJob()?.signal;
+  const { response, body: answer } = await open(server, signal, {
     method: get ? "GET" : "POST",
+    url: `${server.url}${route}`,
     headers: get ? {} : { "content-type": "application/json" },
     ...(get ? {} : { body: JSON.stringify(body ?? {}) }),
   });
   if (!response.ok) {
-    const text = await response.text();
+    const text = await readText(server, signal, answer);
     throw new ServerHttpError(
       response.status,
       `Model server answered ${response.status} on ${route}: ${errorMessage(text)}`,
     );
   }
   const type = response.headers.get("content-type") ?? "";
-  if (type.startsWith("text/event-stream") && response.body) return sseEvents(server, response.body);
-  const text = await response.text();
+  if (type.startsWith("text/event-stream")) return sseEvents(server, signal, answer);
+  const text = await readText(server, signal, answer);
   try {
     return JSON.parse(text) as unknown;
   } catch {
     return text;
   }
+}
+
+/**
+ * The request over node:http, not server.fetch: fetch's extra ~1 ms per request on Node 20 was most of what the
+ * passthrough added to a first token (docs/benchmarks.md). The job's signal is attached, as server.fetch does.
+ */
+async function open(
+  server: ModelServer,
+  signal: AbortSignal | undefined,
+  request: { method: string; url: string; headers: Record<string, string>; body?: string },
+): Promise<WireStream> {
+  try {
+    return await openStream(signal ? { ...request, signal } : request);
+  } catch (err) {
+    throw await cutOff(server, signal, err);
+  }
+}
+
+/** A failed exchange's error: the job's own abort as it is, else the server's exit if that cut it off. */
+async function cutOff(server: ModelServer, signal: AbortSignal | undefined, err: unknown): Promise<unknown> {
+  if (signal?.aborted) return err;
+  return (await server.exitError()) ?? err;
+}
+
+/** The whole body as text; a body the server's exit cut off fails with that exit. */
+async function readText(
+  server: ModelServer,
+  signal: AbortSignal | undefined,
+  body: IncomingMessage,
+): Promise<string> {
+  const parts: Buffer[] = [];
+  try {
+    for await (const part of body) parts.push(part as Buffer);
+  } catch (err) {
+    throw await cutOff(server, signal, err);
+  }
+  return Buffer.concat(parts).toString("utf8");
 }
 
 /** The message of an OpenAI-style error body (`{error: {message}}` or vLLM's `{message}`), else the text. */
@@ -65,18 +107,22 @@ function errorMessage(text: string): string {
   return text.trim().slice(0, 2000) || "(empty body)";
 }
 
-/** Each complete SSE event as soon as it arrives; the body is cancelled if the job stops reading (cancel). */
-async function* sseEvents(server: ModelServer, body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/** Each complete SSE event as soon as it arrives; the body is destroyed if the job stops reading (cancel). */
+async function* sseEvents(
+  server: ModelServer,
+  signal: AbortSignal | undefined,
+  body: IncomingMessage,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder();
-  const reader = body.getReader();
+  const parts = body[Symbol.asyncIterator]();
   let pending = "";
   try {
     for (;;) {
-      let step: Awaited<ReturnType<typeof reader.read>>;
+      let step: IteratorResult<Buffer>;
       try {
-        step = await reader.read();
+        step = (await parts.next()) as IteratorResult<Buffer>;
       } catch (err) {
-        throw (await server.exitError()) ?? err;
+        throw await cutOff(server, signal, err);
       }
       if (step.done) break;
       pending += decoder.decode(step.value, { stream: true }).replace(/\r\n/g, "\n");
@@ -89,6 +135,6 @@ async function* sseEvents(server: ModelServer, body: ReadableStream<Uint8Array>)
     if (pending.trim() !== "") yield `${pending.trimEnd()}\n\n`;
   } finally {
     // Cancel, the execution timeout, or a failed chunk post: the server sees the disconnect and stops generating.
-    await reader.cancel().catch(() => {});
+    if (!body.complete) body.destroy();
   }
 }

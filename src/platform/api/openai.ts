@@ -137,10 +137,24 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
       if (text.includes(DONE_EVENT)) done = true;
       res.write(text);
     };
-    for (;;) {
+    const flush = () => {
       for (; sent < job.stream.length; sent++) write(sseOf(job.stream[sent]?.output));
+    };
+    // A chunk goes to the client as the worker's stream post records it, before that post is answered: on a busy
+    // host, answering the worker first lets it take the CPU the client's write was waiting for.
+    const early = () => {
+      if (gone.aborted) return;
+      try {
+        flush();
+      } catch {
+        // Never into the worker's post or the other waiters: the loop's own flush meets the error and reports it.
+      }
+    };
+    for (;;) {
+      flush();
       if (isTerminal(job.status) || gone.aborted || scheduler.closed || Date.now() >= deadline) break;
-      await scheduler.waitForChange(job, Math.min(ctx.longPollMs, Math.max(1, deadline - Date.now())), gone);
+      const waitMs = Math.min(ctx.longPollMs, Math.max(1, deadline - Date.now()));
+      await scheduler.waitForChange(job, waitMs, gone, early);
     }
     if (gone.aborted) return cancelUnfinished(endpoint, job);
     if (job.status === "COMPLETED" && !job.streamed && job.hasOutput) write(sseOf(job.output));

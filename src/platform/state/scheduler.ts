@@ -158,10 +158,16 @@ export class Scheduler {
     return job && job.endpointId === endpoint.id ? job : undefined;
   }
 
-  /** Resolves on the job's next change, after `waitMs`, or when the signal aborts. */
-  waitForChange(job: JobRecord, waitMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves on the job's next change, after `waitMs`, or when the signal aborts. `onChange` runs at the change
+   * itself, before the post that made it is answered: a relay writes the news to its client first.
+   */
+  waitForChange(job: JobRecord, waitMs: number, signal: AbortSignal, onChange?: () => void): Promise<void> {
     return longPoll<void>(waitMs, [signal, this.closing.signal], undefined, (wake) =>
-      this.jobs.watch(job.id, () => wake()),
+      this.jobs.watch(job.id, () => {
+        onChange?.();
+        wake();
+      }),
     );
   }
 

@@ -1,6 +1,9 @@
-// The node:http transport against real servers on 127.0.0.1: answers, deadlines, aborts, cut-off bodies, kept-alive connections.
+// The node:http transport against real servers on 127.0.0.1: answers, deadlines, aborts, cut-off bodies, kept-alive
+// connections; and openStream, the same with the body read as it arrives.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeTransport, WireTimeoutError } from "../../../src/http/wire.js";
+import { nodeTransport, openStream, WireTimeoutError } from "../../../src/http/wire.js";
 import { closedPortUrl, startServer, type TestServer } from "../../client/servers.js";
 
 let server: TestServer | undefined;
@@ -170,5 +173,104 @@ describe("nodeTransport", () => {
       expect(seen.at(-1)).toEqual({ url: parsed.pathname + parsed.search, host: parsed.host });
     }
     expect(seen.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+/** The next piece of a streamed body, as text; undefined at its end. */
+async function nextPiece(body: AsyncIterator<unknown>): Promise<string | undefined> {
+  const step = await body.next();
+  return step.done ? undefined : String(step.value);
+}
+
+describe("openStream", () => {
+  it("resolves at the answer's head with the body still coming, piece by piece, and keeps the connection", async () => {
+    const ports = new Set<number>();
+    let held: ServerResponse | undefined;
+    let seenBody = "";
+    server = await startServer((request, response) => {
+      ports.add(request.socket.remotePort ?? 0);
+      request.setEncoding("utf8");
+      request.on("data", (chunk: string) => {
+        seenBody += chunk;
+      });
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        response.write("data: one\n\n");
+        held = response;
+      });
+    });
+    for (let i = 0; i < 2; i++) {
+      const { response, body } = await openStream({
+        method: "POST",
+        url: `${server.url}/v1/chat/completions`,
+        headers: { "content-type": "application/json" },
+        body: '{"stream":true}',
+      });
+      expect(response).toMatchObject({ ok: true, status: 200 });
+      expect(response.headers.get("content-type")).toBe("text/event-stream");
+      const pieces = body[Symbol.asyncIterator]();
+      // The first piece arrives while the server still holds the answer open.
+      expect(await nextPiece(pieces)).toBe("data: one\n\n");
+      held!.end("data: [DONE]\n\n");
+      expect(await nextPiece(pieces)).toBe("data: [DONE]\n\n");
+      expect(await nextPiece(pieces)).toBeUndefined();
+    }
+    expect(seenBody).toBe('{"stream":true}{"stream":true}');
+    expect(ports.size).toBe(1);
+  });
+
+  it("aborting before the head rejects with the reason, and mid-body fails the body's read with it; the server sees both go", async () => {
+    const closed: string[] = [];
+    server = await startServer((request: IncomingMessage, response) => {
+      response.on("close", () => closed.push(request.url ?? ""));
+      if (request.url === "/head") return; // never answers
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write("data: one\n\n"); // and never the rest
+    });
+    const early = new AbortController();
+    const pending = openStream({
+      method: "GET",
+      url: `${server.url}/head`,
+      headers: {},
+      signal: early.signal,
+    });
+    await expect.poll(() => server?.requests.length).toBe(1);
+    const reason = new Error("job cancelled");
+    early.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+
+    const late = new AbortController();
+    const { body } = await openStream({
+      method: "GET",
+      url: `${server.url}/body`,
+      headers: {},
+      signal: late.signal,
+    });
+    const pieces = body[Symbol.asyncIterator]();
+    expect(await nextPiece(pieces)).toBe("data: one\n\n");
+    late.abort(reason);
+    await expect(nextPiece(pieces)).rejects.toBe(reason);
+    await expect.poll(() => closed.sort()).toEqual(["/body", "/head"]);
+
+    await expect(
+      openStream({ method: "GET", url: server.url, headers: {}, signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ name: "AbortError" });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("a body cut off midway fails its read; a refused connection rejects with the socket's error code", async () => {
+    server = await startServer((_request, response) => {
+      response.writeHead(200, { "content-length": "100" });
+      response.write("only this", () => response.socket?.destroy());
+    });
+    const { body } = await openStream({ method: "GET", url: server.url, headers: {} });
+    const read = (async () => {
+      for await (const _ of body);
+    })();
+    await expect(read).rejects.toThrow(/ECONNRESET|aborted/);
+    const url = await closedPortUrl();
+    await expect(openStream({ method: "GET", url, headers: {} })).rejects.toMatchObject({
+      code: "ECONNREFUSED",
+    });
   });
 });
