@@ -1,5 +1,5 @@
 // The heartbeat: pings with the in-flight job ids from its own thread, so a busy handler cannot stop them.
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Logger } from "../../log/index.js";
 import type { WorkerConfig } from "../options.js";
 import { JobBoard } from "./job-board.js";
@@ -43,10 +43,12 @@ export function startHeartbeat(config: WorkerConfig, log: Logger): Heartbeat | u
   let board = new JobBoard();
   let stopping = false;
   let thread: Worker;
+  // Loaded here, once the first job-take is on its way, rather than with this module before it.
+  const { Worker: Thread } = process.getBuiltinModule("node:worker_threads");
 
   // A small heap is plenty for a ping loop and keeps the worker's idle memory down.
   const spawnThread = () => {
-    thread = new Worker(new URL(`./heartbeat-thread${extension}`, import.meta.url), {
+    thread = new Thread(new URL(`./heartbeat-thread${extension}`, import.meta.url), {
       workerData: { config, intervalMs, board: board.buffer } satisfies HeartbeatData,
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
     });
