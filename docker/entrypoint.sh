@@ -10,6 +10,8 @@ set -euo pipefail
 # The copy installed in the image; /node_modules/flash-worker links here so `import "flash-worker"` resolves
 # from any working directory (ESM ignores NODE_PATH and global folders, but walks up to /node_modules).
 IMAGE_RUNTIME=${FLASH_IMAGE_RUNTIME:-/usr/local/lib/node_modules/flash-worker}
+# Node's compile cache (Node >= 22.1), filled with the runtime's start path when the image was built (install.sh).
+IMAGE_COMPILE_CACHE=/var/cache/flash-worker/node-compile-cache
 
 # One line in the runtime's own log format (src/log): text for people, JSON lines on the platform.
 log() {
@@ -94,6 +96,9 @@ run_flash() {
   # A --max-semi-space-size in NODE_OPTIONS wins: command-line flags would override it, so none is passed.
   local flags=(--max-semi-space-size=4)
   [[ ${NODE_OPTIONS:-} != *--max-semi-space-size* ]] || flags=()
+  # A new container then reads the runtime's compiled code instead of compiling its ~70 modules at every start
+  # (docs/benchmarks.md); a NODE_COMPILE_CACHE of the app's own wins.
+  export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-$IMAGE_COMPILE_CACHE}
   exec node "${flags[@]}" "$runtime/dist/cli/main.js" "$@"
 }
 

@@ -6,7 +6,6 @@ import { FlashError } from "../errors.js";
 import { flushLog } from "../log/index.js";
 import { stackText, userStack } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "./registry.js";
-import { compiledHandler } from "./ts-cache.js";
 
 const DEFAULT_FILES = ["handler.ts", "handler.js", "handler.mjs", "src/handler.ts", "src/handler.js"];
 
@@ -80,6 +79,8 @@ async function importTypeScript(file: string, url: string): Promise<Module> {
     }
   }
   if (!process.env.FLASH_USE_TSX) {
+    // Loaded here: only a TypeScript handler Node cannot strip needs it (and node:crypto, for the cache key).
+    const { compiledHandler } = await import("./ts-cache.js");
     const compiled = await compiledHandler(file);
     if (compiled) return (await import(compiled)) as Module;
   }

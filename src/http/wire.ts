@@ -2,7 +2,7 @@
 // Why not fetch: on Node 20 a take → done pair through fetch costs ~0.5 ms more CPU than through node:http, most of
 // a no-op job (docs/benchmarks.md); undici's own request() is as fast but its import costs ~65 ms and ~20 MB.
 import http from "node:http";
-import https from "node:https";
+import type https from "node:https";
 import type { LookupFunction } from "node:net";
 
 export interface WireRequest {
@@ -46,10 +46,17 @@ export class WireTimeoutError extends Error {
 // hint says so, so a request seldom meets a connection the server is closing. (The timeout only closes idle
 // connections: on a busy one it emits an event no one acts on; each exchange keeps its own deadline.)
 const IDLE_CONNECTION_MS = 4_000;
-const agents = {
-  http: new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-  https: new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-};
+const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
+let tls: { agent: https.Agent; request: typeof https.request } | undefined;
+
+/** node:https and its agent, loaded on the first https URL: a worker on a plain-http platform never loads TLS. */
+function secureTransport(): { agent: https.Agent; request: typeof https.request } {
+  if (!tls) {
+    const { Agent, request } = process.getBuiltinModule("node:https");
+    tls = { agent: new Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }), request };
+  }
+  return tls;
+}
 
 /** `*.localhost` names are loopback (RFC 6761), as browsers resolve them: the local platform's Pod proxy hosts. */
 const loopbackLookup: LookupFunction = (_hostname, options, callback) => {
@@ -135,7 +142,7 @@ function send(request: WireRequest, onResponse: (res: http.IncomingMessage) => v
   const options: http.RequestOptions = {
     method: request.method,
     headers: request.headers,
-    agent: secure ? agents.https : agents.http,
+    agent: secure ? secureTransport().agent : httpAgent,
   };
   if (target) {
     const { origin } = target;
@@ -147,7 +154,7 @@ function send(request: WireRequest, onResponse: (res: http.IncomingMessage) => v
   } else {
     options.lookup = lookupFor(request.url);
   }
-  const start = secure ? https.request : http.request;
+  const start = secure ? secureTransport().request : http.request;
   return target ? start(options, onResponse) : start(request.url, options, onResponse);
 }
 

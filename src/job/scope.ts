@@ -1,6 +1,5 @@
 // The job the current code runs for (so download() and upload() need no job argument) and its files folder.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../log/index.js";
@@ -40,7 +39,9 @@ export async function runInJobScope<T>(
     folder() {
       // A handler still running after its job was stopped must not leave a folder behind.
       if (ended) return Promise.reject(new Error(`job ${job.id} has ended: its files folder is gone`));
-      made ??= mkdtemp(join(tmpdir(), `flash-job-${job.id.replace(/[^\w-]/g, "_").slice(0, 64)}-`));
+      made ??= fsPromises().mkdtemp(
+        join(tmpdir(), `flash-job-${job.id.replace(/[^\w-]/g, "_").slice(0, 64)}-`),
+      );
       return made;
     },
   };
@@ -51,9 +52,11 @@ export async function runInJobScope<T>(
     if (made) {
       const folder = await made.catch(() => undefined);
       if (folder) {
-        await rm(folder, { recursive: true, force: true }).catch((err: Error) =>
-          log.warn(`Could not remove the job's files folder ${folder}: ${err.message}`),
-        );
+        await fsPromises()
+          .rm(folder, { recursive: true, force: true })
+          .catch((err: Error) =>
+            log.warn(`Could not remove the job's files folder ${folder}: ${err.message}`),
+          );
       }
     }
   }
@@ -64,4 +67,9 @@ export function jobLogBindings(raw: RawJob): { requestId: string; batchId?: stri
   return typeof raw.batchId === "string"
     ? { requestId: raw.id, batchId: raw.batchId }
     : { requestId: raw.id };
+}
+
+/** node:fs/promises, loaded by the first job that asks for a folder rather than on every worker's start path. */
+function fsPromises(): typeof import("node:fs/promises") {
+  return process.getBuiltinModule("node:fs/promises");
 }

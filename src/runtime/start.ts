@@ -32,7 +32,8 @@ function queueModules(): ReturnType<typeof loadQueueModules> {
   return queueLoading;
 }
 
-function loadQueueModules() {
+/** Also what docker/install.sh compiles into the images' compile cache beside the CLI and `import "flash-worker"`. */
+export function loadQueueModules() {
   return Promise.all([
     import("./queue/http-client.js"),
     import("./queue/heartbeat.js"),

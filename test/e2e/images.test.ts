@@ -286,6 +286,23 @@ describe("flash-entrypoint (docker/entrypoint.sh, run on this machine)", () => {
     expect(own8.stdout).toContain('flags: [[],"--max-semi-space-size=8"]');
   });
 
+  it("node reads the image's compile cache, unless NODE_COMPILE_CACHE names another", () => {
+    const app = join(dir, "cache");
+    const own = join(app, "node_modules/flash-worker");
+    mkdirSync(join(own, "dist/cli"), { recursive: true });
+    writeFileSync(join(own, "package.json"), JSON.stringify({ name: "flash-worker", version: "0.1.0" }));
+    writeFileSync(
+      join(own, "dist/cli/main.js"),
+      "console.log('cache: ' + (process.env.NODE_COMPILE_CACHE ?? 'none'));\n",
+    );
+    const plain = script(ENTRYPOINT, ["handler.ts"], {}, app);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("cache: /var/cache/flash-worker/node-compile-cache");
+    const mine = script(ENTRYPOINT, ["handler.ts"], { NODE_COMPILE_CACHE: "/tmp/app-cache" }, app);
+    expect(mine.code).toBe(0);
+    expect(mine.stdout).toContain("cache: /tmp/app-cache");
+  });
+
   it("an app's own flash-worker of another version is reported, and that copy runs", () => {
     const app = join(dir, "app");
     const own = join(app, "node_modules/flash-worker");

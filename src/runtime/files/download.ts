@@ -1,9 +1,9 @@
 // download(): a file named by URL fetched into the job's folder, behind the address guard, size cap and timeout.
 
-import { randomUUID } from "node:crypto";
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+// node:crypto, node:dns and node:fs/promises load on the first download (process.getBuiltinModule, the global
+// crypto): `import "flash-worker"` is on every worker's start path, and most workers never download.
+import type { lookup as dnsLookup, LookupAddress } from "node:dns";
 import { createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
@@ -123,10 +123,11 @@ export async function downloadWith(
         throw tooLarge(current, maxBytes, `${declared} bytes declared`);
       }
       const folder =
-        options.dir ?? (scope ? await scope.folder() : await mkdtemp(join(tmpdir(), "flash-download-")));
+        options.dir ??
+        (scope ? await scope.folder() : await fsPromises().mkdtemp(join(tmpdir(), "flash-download-")));
       const path = join(
         folder,
-        `${randomUUID()}${extension(current, first(headers["content-disposition"]))}`,
+        `${crypto.randomUUID()}${extension(current, first(headers["content-disposition"]))}`,
       );
       const size = await save(body, path, maxBytes, current);
       return { path, size, contentType: first(headers["content-type"]) ?? "application/octet-stream" };
@@ -177,7 +178,7 @@ function refuseLiteral(url: URL, policy: AddressPolicy): void {
  */
 function guardedAgent(
   { Agent, buildConnector }: typeof import("undici"),
-  { policy, resolve = dnsLookup }: Connection,
+  { policy, resolve = process.getBuiltinModule("node:dns").lookup }: Connection,
   timeoutMs: number,
 ): Agent {
   const lookup = ((hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
@@ -224,7 +225,7 @@ async function save(body: NodeJS.ReadableStream, path: string, maxBytes: number,
   try {
     await pipeline(body, cap, createWriteStream(path));
   } catch (err) {
-    await rm(path, { force: true });
+    await fsPromises().rm(path, { force: true });
     throw err;
   }
   return size;
@@ -263,4 +264,8 @@ function explain(err: unknown, url: URL, timeoutMs: number, signal: AbortSignal 
   }
   const message = err instanceof Error ? err.message : String(err);
   return new DownloadError(`download: ${url} failed: ${message}`);
+}
+
+function fsPromises(): typeof import("node:fs/promises") {
+  return process.getBuiltinModule("node:fs/promises");
 }

@@ -1,7 +1,7 @@
 // upload(): bytes, a stream or a file to an S3-compatible bucket, answered with a presigned GET URL.
-import { randomUUID } from "node:crypto";
+// node:crypto and node:fs/promises load on the first upload (the global crypto, process.getBuiltinModule):
+// `import "flash-worker"` is on every worker's start path, and most workers never upload.
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
 import { currentJob } from "../../job/scope.js";
@@ -148,7 +148,9 @@ async function uploadNow(data: UploadData, options: UploadOptions): Promise<Uplo
 
 async function openBody(data: UploadData): Promise<Uint8Array | Readable | ReadableStream<Uint8Array>> {
   if (typeof data === "string") {
-    const info = await stat(data).catch(() => undefined);
+    const info = await fsPromises()
+      .stat(data)
+      .catch(() => undefined);
     if (!info?.isFile()) throw new UploadError(`upload: no file at ${data}`);
     return createReadStream(data);
   }
@@ -167,7 +169,7 @@ async function openBody(data: UploadData): Promise<Uint8Array | Readable | Reada
 
 function defaultKey(ext: string): string {
   const id = currentJob()?.job.id;
-  const name = `${randomUUID()}${ext}`;
+  const name = `${crypto.randomUUID()}${ext}`;
   return id ? `${id}/${name}` : name;
 }
 
@@ -202,4 +204,8 @@ function explain(err: unknown, target: BucketTarget, key: string): Error {
     );
   }
   return new UploadError(`upload: ${where} refused ${key} (HTTP ${status}, ${detail})`);
+}
+
+function fsPromises(): typeof import("node:fs/promises") {
+  return process.getBuiltinModule("node:fs/promises");
 }

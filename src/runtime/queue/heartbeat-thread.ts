@@ -2,7 +2,8 @@
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { describeError } from "../../log/describe.js";
-import { openLogger } from "../../log/index.js";
+import { type Logger, openLogger } from "../../log/index.js";
+import type { PlatformClient } from "./client.js";
 import type { HeartbeatData, HeartbeatMessage } from "./heartbeat.js";
 import { createPlatformClient } from "./http-client.js";
 import { JobBoard } from "./job-board.js";
@@ -10,28 +11,26 @@ import { JobBoard } from "./job-board.js";
 const { config, intervalMs, board: shared } = workerData as HeartbeatData;
 let board = new JobBoard(shared);
 // Written straight to fd 1: the thread's process.stdout is relayed through the main thread, which may be busy.
-const log = (
-  await openLogger({
-    level: config.logLevel,
-    json: config.logJson,
-    format: config.logFormat,
-    destination: {
-      write: (line: string) => {
-        try {
-          writeSync(1, line);
-        } catch {
-          // stdout closed (EPIPE): pings matter more than their log lines.
-        }
-      },
+// No top-level await: `npm run build` also bundles this thread as CommonJS (scripts/bundle-heartbeat.mjs).
+const logger = openLogger({
+  level: config.logLevel,
+  json: config.logJson,
+  format: config.logFormat,
+  destination: {
+    write: (line: string) => {
+      try {
+        writeSync(1, line);
+      } catch {
+        // stdout closed (EPIPE): pings matter more than their log lines.
+      }
     },
-  })
-).child({ subject: "heartbeat" });
-const client = createPlatformClient({ platform: config.platform, log });
+  },
+});
 
 let timer: NodeJS.Timeout | undefined;
 let stopped = false;
 
-async function beat(): Promise<void> {
+async function beat(log: Logger, client: PlatformClient): Promise<void> {
   const started = performance.now();
   const jobIds = board.read();
   try {
@@ -40,7 +39,8 @@ async function beat(): Promise<void> {
   } catch (err) {
     log.error(`Ping Request Error: ${describeError(err)}, attempting to restart ping.`);
   }
-  if (!stopped) timer = setTimeout(beat, Math.max(0, intervalMs - (performance.now() - started)));
+  if (!stopped)
+    timer = setTimeout(beat, Math.max(0, intervalMs - (performance.now() - started)), log, client);
 }
 
 parentPort?.on("message", (message: HeartbeatMessage) => {
@@ -52,4 +52,8 @@ parentPort?.on("message", (message: HeartbeatMessage) => {
   }
 });
 
-void beat();
+void logger.then((opened) => {
+  if (stopped) return;
+  const log = opened.child({ subject: "heartbeat" });
+  return beat(log, createPlatformClient({ platform: config.platform, log }));
+});

@@ -187,24 +187,61 @@ describe("src/ layering", () => {
     expect(crossings).toEqual([]);
   });
   it('keeps the pickle codec out of import "flash-worker": only payload/pytypes.ts and values.ts load with index.ts', () => {
-    // Static imports and re-exports that load a module when run (type-only ones are erased).
-    const valueImport =
-      /^(?:import|export) (?!type )[^;]*?from "(\.{1,2}\/[^"]+)"|^import "(\.{1,2}\/[^"]+)"/gm;
-    const loaded = new Set<string>();
-    const visit = (file: string) => {
-      if (loaded.has(file)) return;
-      loaded.add(file);
-      const text = readFileSync(join(SRC, file), "utf8");
-      for (const match of text.matchAll(valueImport)) {
-        const target = match[1] ?? match[2]!;
-        visit(relative(SRC, resolve(SRC, dirname(file), target)).replace(/\.js$/, ".ts"));
-      }
-    };
-    visit("index.ts");
+    const loaded = staticGraph(["index.ts"]);
     expect(loaded.has("runtime/start.ts")).toBe(true);
     expect([...loaded].filter((f) => f.startsWith("payload/")).sort()).toEqual([
       "payload/pytypes.ts",
       "payload/values.ts",
     ]);
   });
+
+  it("loads no node:crypto, dns, https, fs/promises or worker_threads before a queue worker's first job-take", () => {
+    // `flash start`, the handler's import "flash-worker" and the queue worker's modules (runtime/start.ts).
+    const loaded = staticGraph([
+      "cli/main.ts",
+      "cli/start.ts",
+      "index.ts",
+      "runtime/queue/http-client.ts",
+      "runtime/queue/heartbeat.ts",
+      "runtime/queue/worker.ts",
+      "runtime/fitness/startup.ts",
+      "gpu/facts.ts",
+      "runtime/cold-start.ts",
+    ]);
+    expect(loaded.has("http/wire.ts")).toBe(true);
+    const builtin = /^import (?!type )[^;]*?from "(node:[^"]+)"/gm;
+    const lazy = [
+      "node:crypto",
+      "node:dns",
+      "node:https",
+      "node:tls",
+      "node:fs/promises",
+      "node:worker_threads",
+    ];
+    const found = [...loaded].flatMap((file) =>
+      [...readFileSync(join(SRC, file), "utf8").matchAll(builtin)]
+        .map((m) => m[1]!)
+        .filter((id) => lazy.includes(id))
+        .map((id) => `${file}: ${id}`),
+    );
+    expect(found).toEqual([]);
+  });
 });
+
+/** The .ts files loaded by running `entries`: their static imports and re-exports (type-only ones are erased). */
+function staticGraph(entries: string[]): Set<string> {
+  const valueImport =
+    /^(?:import|export) (?!type )[^;]*?from "(\.{1,2}\/[^"]+)"|^import "(\.{1,2}\/[^"]+)"/gm;
+  const loaded = new Set<string>();
+  const visit = (file: string) => {
+    if (loaded.has(file)) return;
+    loaded.add(file);
+    const text = readFileSync(join(SRC, file), "utf8");
+    for (const match of text.matchAll(valueImport)) {
+      const target = match[1] ?? match[2]!;
+      visit(relative(SRC, resolve(SRC, dirname(file), target)).replace(/\.js$/, ".ts"));
+    }
+  };
+  for (const entry of entries) visit(entry);
+  return loaded;
+}
