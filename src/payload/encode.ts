@@ -119,7 +119,7 @@ function describe(v: unknown): string {
   return typeof v;
 }
 
-/** Whether something made Object.prototype enumerable keys (then `for…in` would list them for every dict). */
+/** Whether something gave Object.prototype enumerable keys (`for…in` would then list them for every dict). */
 function prototypeHasKeys(): boolean {
   for (const _ in Object.prototype) return true;
   return false;

@@ -6,7 +6,7 @@
 /** Bloom filter bits per recorded dict at full capacity (twice that right after growing): ~2e-4 false "maybe"s. */
 const BITS_PER_ENTRY = 32;
 const PROBES = 4;
-const FIRST_CAPACITY = 1024;
+const FIRST_CAPACITY = 64;
 /**
  * Entries compared after "maybe"s before the Map takes over: false ones cost a pass each (~20 over 165k
  * records), and many equal or repeated dicts stop here, after work linear in the dicts met.

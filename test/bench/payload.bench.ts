@@ -36,7 +36,7 @@ print(statistics.median(times))
  * float, bool and int fields. The mixed records are also written as JSON, for V8's JSON.parse.
  */
 const PYTHON = `
-import json, os, pickle, statistics, sys, time
+import json, os, pickle, sys
 import cloudpickle
 out = sys.argv[1]
 records = [{"id": i, "name": "user%d" % i, "email": "user%d@example.com" % i, "score": i / 7,
@@ -51,19 +51,12 @@ values = {"records": records, "small_ints": small_ints, "big_ints": big_ints,
           "bytes": bytes(range(256)) * 36_000}
 with open(os.path.join(out, "records.json"), "w") as f:
     json.dump(records, f)
-def median(fn):
-    fn(); fn()
-    times = []
-    for _ in range(${RUNS}):
-        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
-    return statistics.median(times)
 res = {}
 for name, v in values.items():
     data = cloudpickle.dumps(v)
     with open(os.path.join(out, name + ".pkl"), "wb") as f:
         f.write(data)
-    res[name] = {"size": len(data), "loads": median(lambda: pickle.loads(data)),
-                 "dumps": median(lambda: pickle.dumps(v, 5)), "dumps_size": len(pickle.dumps(v, 5))}
+    res[name] = {"size": len(data), "dumps_size": len(pickle.dumps(v, 5))}
 print(json.dumps(res))
 `;
 
@@ -79,10 +72,9 @@ const RECORDS = new Set(["small_ints", "big_ints", "records"]);
 /** Payloads of one large value, whose decode issue 29 wants at half CPython's speed or better. */
 const LARGE = new Set(["str", "bytes"]);
 
-interface PyTimes {
+/** Sizes of CPython's bytes: the cloudpickle payload, and what pickle.dumps(value, 5) writes. */
+interface PySizes {
   size: number;
-  loads: number;
-  dumps: number;
   dumps_size: number;
 }
 
@@ -116,19 +108,20 @@ const mbps = (bytes: number, seconds: number): number => bytes / 1e6 / seconds;
 const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
- * Records decode or encode against CPython, alternating rounds (each a median of ROUND_RUNS): on a noisy box
- * a single block of Python runs followed by a block of ours compares different loads, so the verdict is the
- * median of each round's ratio (of MB/s: each side's own output for encode). A third or more of our decode
- * time is V8 scavenges copying the (all live) result; a larger young generation (--max-semi-space-size, or
- * Node 24's larger default) changes that share, but no flags are set here: the figure is for the Node that
- * runs the bench, as users run it.
+ * Decode or encode against CPython, alternating rounds (each a median of ROUND_RUNS): on a noisy box a single
+ * block of Python runs followed by a block of ours compares different loads, so the verdict is the median of
+ * each round's ratio (of MB/s: each side's own output for encode). A third or more of our records decode time
+ * is V8 scavenges copying the (all live) result; a larger young generation (--max-semi-space-size, or Node
+ * 24's larger default) changes that share, but no flags are set here: the figure is for the Node that runs
+ * the bench, as users run it.
  */
-function recordsRounds(
+function rounds(
   python: string,
   file: string,
   mode: "loads" | "dumps",
   ours: () => unknown,
-  sizes = { ours: 1, python: 1 },
+  sizes: { ours: number; python: number },
+  between?: () => void,
 ): { ts: number; py: number; ratio: number } {
   const ts: number[] = [];
   const py: number[] = [];
@@ -137,7 +130,7 @@ function recordsRounds(
     const out = spawnSync(python, ["-c", PYTHON_ROUND, file, mode], { encoding: "utf8" });
     if (out.status !== 0) throw new Error(`python failed: ${out.stderr}`);
     py.push(Number(out.stdout));
-    ts.push(median(ours, ROUND_RUNS));
+    ts.push(median(ours, ROUND_RUNS, between));
     ratios.push(sizes.ours / ts[r]! / (sizes.python / py[r]!));
   }
   return { ts: mid(ts), py: mid(py), ratio: mid(ratios) };
@@ -155,7 +148,7 @@ export default async function bench(): Promise<BenchRow[]> {
   try {
     const r = spawnSync(python.path, ["-c", PYTHON, dir], { encoding: "utf8", maxBuffer: 1 << 20 });
     if (r.status !== 0) throw new Error(`python failed: ${r.stderr}`);
-    const py = JSON.parse(r.stdout) as Record<string, PyTimes>;
+    const py = JSON.parse(r.stdout) as Record<string, PySizes>;
     const rows: BenchRow[] = [];
     for (const [name, words] of Object.entries(PAYLOADS)) {
       const file = join(dir, `${name}.pkl`);
@@ -163,48 +156,48 @@ export default async function bench(): Promise<BenchRow[]> {
       const p = py[name]!;
       const label = `${words} (${(bytes.length / 1e6).toFixed(1)} MB)`;
       const records = RECORDS.has(name);
-      const rounds = records ? recordsRounds(python.path, file, "loads", () => decode(bytes)) : null;
       const large = LARGE.has(name);
-      const tDecode = rounds?.ts ?? median(() => decode(bytes), RUNS, large ? collector() : undefined);
+      const input = { ours: bytes.length, python: p.size };
+      const loads = rounds(
+        python.path,
+        file,
+        "loads",
+        () => decode(bytes),
+        input,
+        large ? collector() : undefined,
+      );
       const value = decode(bytes);
       const encodedSize = encode(value).length;
-      const sizes = { ours: encodedSize, python: p.dumps_size };
-      const encodeRounds = records
-        ? recordsRounds(python.path, file, "dumps", () => encode(value), sizes)
-        : null;
-      const tEncode = encodeRounds?.ts ?? median(() => encode(value));
-      const decodeMbps = mbps(bytes.length, tDecode);
-      const pyLoads = mbps(p.size, rounds?.py ?? p.loads);
-      const decodeRatio = rounds?.ratio ?? decodeMbps / pyLoads;
+      const output = { ours: encodedSize, python: p.dumps_size };
+      const dumps = rounds(python.path, file, "dumps", () => encode(value), output);
+      const tDecode = loads.ts;
+      const pyLoads = mbps(p.size, loads.py);
       rows.push({
         suite: "payload",
-        name: `decode ${label}${rounds ? ` (median round ratio ${rounds.ratio.toFixed(2)})` : ""}${large ? ", results collected between runs as CPython frees them" : ""}`,
-        value: decodeMbps,
+        name: `decode ${label} (median round ratio ${loads.ratio.toFixed(2)})${large ? ", results collected between runs as CPython frees them" : ""}`,
+        value: mbps(bytes.length, tDecode),
         unit: "MB/s",
         baseline: { name: "CPython pickle.loads", value: pyLoads },
-        ...(rounds ? { target: ">= 1× CPython (issue 4)", ok: decodeRatio >= 1 } : {}),
-        ...(large ? { target: ">= 0.5× CPython (issue 29)", ok: decodeRatio >= 0.5 } : {}),
+        ...(records ? { target: ">= 1× CPython (issue 4)", ok: loads.ratio >= 1 } : {}),
+        ...(large ? { target: ">= 0.5× CPython (issue 29)", ok: loads.ratio >= 0.5 } : {}),
       });
       rows.push({
         suite: "payload",
-        name: `encode ${label}${encodeRounds ? ` (median round ratio ${encodeRounds.ratio.toFixed(2)})` : ""}`,
-        value: mbps(encodedSize, tEncode),
+        name: `encode ${label} (median round ratio ${dumps.ratio.toFixed(2)})`,
+        value: mbps(encodedSize, dumps.ts),
         unit: "MB/s",
-        baseline: {
-          name: "CPython pickle.dumps",
-          value: mbps(p.dumps_size, encodeRounds?.py ?? p.dumps),
-        },
-        ...(encodeRounds ? { target: ">= 1× CPython (issue 29)", ok: encodeRounds.ratio >= 1 } : {}),
+        baseline: { name: "CPython pickle.dumps", value: mbps(p.dumps_size, dumps.py) },
+        ...(records ? { target: ">= 1× CPython (issue 29)", ok: dumps.ratio >= 1 } : {}),
       });
       if (large) {
         // the same decode as users get it in a long-lived process: the results left to V8's own collections
-        const tCold = median(() => decode(bytes));
+        const cold = rounds(python.path, file, "loads", () => decode(bytes), input);
         rows.push({
           suite: "payload",
-          name: `decode ${label}, results left to V8's collections (each run maps fresh pages)`,
-          value: mbps(bytes.length, tCold),
+          name: `decode ${label}, results left to V8's collections: each run maps fresh pages (median round ratio ${cold.ratio.toFixed(2)})`,
+          value: mbps(bytes.length, cold.ts),
           unit: "MB/s",
-          baseline: { name: "CPython pickle.loads", value: pyLoads },
+          baseline: { name: "CPython pickle.loads", value: mbps(p.size, cold.py) },
         });
       }
       if (name === "records") {
