@@ -2,7 +2,6 @@
 // read back exactly by Python's pickle.loads and cloudpickle.loads.
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
-import { addToFingerprint, LeafMemo, scalarHash } from "./leaves.js";
 import { MAX_DEPTH } from "./limits.js";
 import { encodeUtf8 } from "./utf8.js";
 import { isByteArray, isFrozenSet, isPyFloat, isTuple } from "./values.js";
@@ -142,10 +141,6 @@ export function encode(value: unknown, options: EncodeOptions = {}): Uint8Array 
  */
 class Pickler extends Writer {
   private readonly memo = new Map<object, number>();
-  /** Dicts of scalars (records), kept apart from the Map: see leaves.ts. */
-  private readonly leaves = new LeafMemo(this.memo);
-  /** Set by objectPairs for a dict of scalars: the fingerprint of its values. */
-  private fingerprint = 0;
   private readonly strings = new Map<string, number>();
   private memoNext = 0;
   private readonly builtins: string;
@@ -353,14 +348,14 @@ class Pickler extends Writer {
       this.get(seen);
       return;
     }
-    // a dict of scalars too deep is refused once it is known not to be met before (savePlain)
-    if (this.isPlain(v)) {
-      this.savePlain(v as Record<string, unknown>, depth);
-      return;
-    }
-    this.checkDepth(depth);
+    if (depth > this.maxDepth) throw new PickleError(`value nests deeper than ${this.maxDepth} levels`);
     const d = depth + 1;
-    if (Array.isArray(v)) {
+    if (this.isPlain(v)) {
+      // the common case first: a plain object (a record) is a dict of its own enumerable string keys
+      this.byte(0x7d);
+      this.memo.set(v, this.put());
+      this.objectPairs(v as Record<string, unknown>, d);
+    } else if (Array.isArray(v)) {
       if (isTuple(v)) this.saveTuple(v, d);
       else {
         this.byte(0x5d);
@@ -391,29 +386,6 @@ class Pickler extends Writer {
       !Array.isArray(v) &&
       !ArrayBuffer.isView(v)
     );
-  }
-
-  private checkDepth(depth: number): void {
-    if (depth > this.maxDepth) throw new PickleError(`value nests deeper than ${this.maxDepth} levels`);
-  }
-
-  /** A plain object (a record): a dict of its own enumerable string keys. */
-  private savePlain(v: Record<string, unknown>, depth: number): void {
-    const at = this.n;
-    this.byte(0x7d);
-    const idx = this.put();
-    if (!this.objectPairs(v, depth, idx)) return;
-    const earlier = this.leaves.add(v, this.fingerprint, idx);
-    if (earlier < 0) {
-      this.checkDepth(depth);
-      return;
-    }
-    // met before: drop this copy, whose only memo entry was its own (its keys were memoized the first time)
-    if (this.memoNext !== idx + 1)
-      throw new Error("pickle encoder: a repeated dict memoized more than itself");
-    this.n = at;
-    this.memoNext = idx;
-    this.get(earlier);
   }
 
   private saveBytes(v: Uint8Array): void {
@@ -485,17 +457,13 @@ class Pickler extends Writer {
   /**
    * A plain object's pairs, written as savePairs writes them, read by `for…in`: V8 reads each value from the
    * object's enum cache, where Object.keys + Object.values made two arrays per record. Counting first tells
-   * whether a batch needs its MARK. True for a dict of scalars, its values' fingerprint left in `fingerprint`;
-   * any other dict is put in the Map memo before its first container value is written (that may lead back).
+   * whether a batch needs its MARK.
    */
-  private objectPairs(v: Record<string, unknown>, depth: number, idx: number): boolean {
-    const d = depth + 1;
+  private objectPairs(v: Record<string, unknown>, d: number): void {
     let count = 0;
     for (const _ in v) count++;
     let i = 0;
     let marked = false;
-    let leaf = true;
-    let fp = count;
     for (const k in v) {
       if (i % BATCH === 0) {
         if (i > 0) this.byte(marked ? 0x75 : 0x73);
@@ -504,25 +472,10 @@ class Pickler extends Writer {
       }
       this.key(k, i);
       const x = v[k];
-      if (typeof x !== "object" || x === null) {
-        if (!this.quickValue(x)) this.save(x, d);
-        fp = addToFingerprint(fp, scalarHash(x));
-      } else if (isPyFloat(x)) {
-        this.float(x.value);
-        fp = addToFingerprint(fp, scalarHash(x.value));
-      } else {
-        if (leaf) {
-          this.checkDepth(depth);
-          this.memo.set(v, idx);
-          leaf = false;
-        }
-        this.save(x, d);
-      }
+      if (!this.quickValue(x)) this.save(x, d);
       i++;
     }
     if (i > 0) this.byte(marked ? 0x75 : 0x73);
-    this.fingerprint = fp;
-    return leaf;
   }
 
   /** An int below 65536 or a float (what records hold most) written in one go; false, writing nothing, for the rest. */
