@@ -73,10 +73,15 @@ export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record
   }
 }
 
+/** Base64 of the encoder's bytes, read in place (Buffer.from of a Uint8Array would copy them first). */
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
 /** JS value → base64 pickle (protocol 5 unless asked), what the client's args carry. */
 export function serializeArg(value: unknown, options?: EncodeOptions): string {
   try {
-    return Buffer.from(encode(value, options)).toString("base64");
+    return base64(encode(value, options));
   } catch (e) {
     throw wrap("Failed to serialize argument", e);
   }
@@ -85,7 +90,7 @@ export function serializeArg(value: unknown, options?: EncodeOptions): string {
 /** A function's return value → base64 pickle for `result`; failures say "Failed to serialize result" (docs/toolkit.md §2). */
 export function serializeResult(value: unknown, options?: EncodeOptions): string {
   try {
-    return Buffer.from(encode(value, options)).toString("base64");
+    return base64(encode(value, options));
   } catch (e) {
     throw wrap("Failed to serialize result", e);
   }

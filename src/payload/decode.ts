@@ -503,7 +503,7 @@ class Unpickler {
           const n = readSize(buf, dv, pos, width);
           pos += width;
           if (n > end - pos) throw truncated();
-          const b = buf.slice(pos, pos + n);
+          const b = copyBytes(buf, pos, pos + n);
           st[sp++] = op === 0x96 ? asByteArray(b) : b;
           pos += n;
           break;
@@ -1162,6 +1162,18 @@ function simpleItems(buf: Uint8Array, from: number): boolean {
         return false;
     }
   }
+}
+
+/** Copies of at least this many bytes skip the zero-fill of their new memory. */
+const UNFILLED_COPY = 4096;
+
+/** Bytes [start, end) in memory of their own; a large copy is not zero-filled first (slice's memory is). */
+function copyBytes(buf: Uint8Array, start: number, end: number): Uint8Array {
+  const n = end - start;
+  if (n < UNFILLED_COPY) return buf.slice(start, end);
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+  out.set(buf.subarray(start, end));
+  return out;
 }
 
 /** Index of the newline that ends a text argument starting at `pos`. */
