@@ -333,6 +333,21 @@ describe("result, stream and progress posts", () => {
     expect(server.requests[0]?.body).toBe(JSON.stringify({ output: { token: "a" } }));
   });
 
+  it("a result post stopped while it waits to retry: DeliveryError counting only the attempts sent", async () => {
+    const server = await serve({ status: 503 });
+    const stop = new AbortController();
+    // The stop comes as the second failure's retry is logged, just before its wait: no third attempt.
+    const { client } = clientFor(server.base, {
+      onLine: (line) => {
+        if (line.includes("Result post failed (attempt 2)")) stop.abort();
+      },
+    });
+    await expect(client.done("j1", result, false, { stop: stop.signal })).rejects.toThrow(
+      "Result post for job j1 failed after 2 attempts: 503 Service Unavailable",
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("a platform that cannot be reached: DeliveryError with the connection error", async () => {
     const gone = await new ScriptedServer([{ status: 200 }]).start();
     const { base } = gone;
