@@ -77,6 +77,8 @@ function mayBeRecorded(outcome: Outcome<HttpAnswer>): boolean {
 interface Tally {
   failures: number;
   mayBeRecorded: boolean;
+  /** The answer the last retry was for: a stop during that retry's wait ends the post on it, already counted. */
+  retried?: HttpAnswer;
 }
 
 /**
@@ -279,14 +281,14 @@ export class HttpPlatformClient implements PlatformClient {
     };
     const tally: Tally = { failures: 0, mayBeRecorded: false };
     this.tallies.set(request, tally);
-    const { response, text } = await via.send(request);
+    const answer = await via.send(request);
+    const { response, text } = answer;
     if (response.ok) return;
     const error = new PlatformHttpError(response.status, response.statusText, text, url, tally.mayBeRecorded);
     // Still failing when the retries stopped: undelivered, as when the connection kept dropping.
     if (isRetryable(response.status)) {
-      throw new DeliveryError(
-        `${what} for job ${jobId} failed after ${tally.failures + 1} attempts: ${error.message}`,
-      );
+      const attempts = answer === tally.retried ? tally.failures : tally.failures + 1;
+      throw new DeliveryError(`${what} for job ${jobId} failed after ${attempts} attempts: ${error.message}`);
     }
     throw error;
   }
@@ -306,6 +308,7 @@ export class HttpPlatformClient implements PlatformClient {
         if (tally) {
           tally.failures = attempt;
           tally.mayBeRecorded ||= mayBeRecorded(outcome);
+          tally.retried = outcome.ok ? outcome.value : undefined;
         }
         const of = Number.isFinite(policy.attempts) ? ` of ${policy.attempts}` : "";
         log.warn(`${request.what} failed (attempt ${attempt}${of}): ${failure}; retrying in ${wait} ms`, {
