@@ -72,7 +72,7 @@ export class QueueWorker {
   private stopping = false;
   private readonly stopController = new AbortController();
   private wake: (() => void) | undefined;
-  private badConcurrency: unknown;
+  private badConcurrency: string | undefined;
   private endGrace: (() => void) | undefined;
   /** Aborted when the shutdown grace runs out: result posts stop retrying then. */
   private readonly graceOver = new AbortController();
@@ -132,11 +132,13 @@ export class QueueWorker {
       this.badConcurrency = undefined;
       return wanted;
     }
-    // Log each distinct bad value once, and keep the last good concurrency (runpod-python #458 crashed here).
-    if (!Object.is(wanted, this.badConcurrency)) {
-      this.badConcurrency = wanted;
+    // Log each distinct bad value once (a throw by its message: each is a new Error), and keep the last good
+    // concurrency (runpod-python #458 crashed here).
+    const bad = wanted instanceof Error ? `an error (${wanted.message})` : String(wanted);
+    if (bad !== this.badConcurrency) {
+      this.badConcurrency = bad;
       this.options.log.error(
-        `concurrency function returned ${wanted instanceof Error ? `an error (${wanted.message})` : String(wanted)}; expected a whole number >= 1. Keeping concurrency ${this.concurrency}.`,
+        `concurrency function returned ${bad}; expected a whole number >= 1. Keeping concurrency ${this.concurrency}.`,
       );
     }
     return this.concurrency;
@@ -447,6 +449,8 @@ export class QueueWorker {
     const all = () => Promise.all([...this.running.values()].map((j) => j.finished));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => {
+      // A second stop that came before the drain began has ended the grace already.
+      if (this.graceOver.signal.aborted) return resolve();
       timer = setTimeout(resolve, graceMs);
       this.endGrace = resolve;
     });

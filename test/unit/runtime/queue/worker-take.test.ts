@@ -101,21 +101,25 @@ describe("the concurrency modifier", () => {
     expect(changes).toStrictEqual(["Concurrency 1 -> 2.\n"]);
   });
 
-  it("a concurrency function that throws is logged with its message, and the last good value is kept", async () => {
-    running = startWorker(platform, () => "served", {
+  it("a concurrency function that throws is logged once with its message, and the last good value is kept", async () => {
+    let asks = 0;
+    const release = gate();
+    running = startWorker(platform, () => release.promise.then(() => "served"), {
       concurrency: () => {
+        asks++;
         throw new Error("no GPU info");
       },
     });
     platform.push({ id: "n1", input: {} });
+    // At capacity the worker asks again every 250 ms: each throw is a new Error, logged once all the same.
+    await platform.waitFor(() => asks >= 3);
+    release.open();
     await platform.waitFor(doneFor("n1"));
-    // Each throw is a new error, so may be logged again at the next ask; each line names its message.
     const errors = running.lines.filter((l) => l.includes("concurrency function returned"));
-    expect(errors.length).toBeGreaterThan(0);
-    for (const line of errors)
-      expect(line).toContain(
-        "| ERROR | flash-worker | concurrency function returned an error (no GPU info); expected a whole number >= 1. Keeping concurrency 1.",
-      );
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(
+      "| ERROR | flash-worker | concurrency function returned an error (no GPU info); expected a whole number >= 1. Keeping concurrency 1.",
+    );
     expect(JSON.parse(bodyOf("n1")!)).toStrictEqual({ output: "served" });
   });
 });
@@ -151,6 +155,28 @@ describe("shutdown", () => {
       ),
     ).toBe(true);
     expect(JSON.parse(bodyOf("stuck")!)).toStrictEqual({
+      error: "Worker shut down before the job finished (grace period of 3600 s ran out).",
+    });
+  });
+
+  it("two shutdowns before the drain began end the grace at once: the job in flight gets its shutdown error", async () => {
+    const started = gate();
+    const w = startWorker(
+      platform,
+      () => {
+        started.open();
+        return new Promise(() => {});
+      },
+      {},
+      { FLASH_GRACE_PERIOD: "3600" },
+    );
+    platform.push({ id: "twice", input: {} });
+    await started.promise;
+    // Two signals in a row (SIGTERM then SIGINT): the second comes before the drain starts its 3600 s wait.
+    w.worker.shutdown("SIGTERM received");
+    w.worker.shutdown("SIGINT received");
+    await w.finished;
+    expect(JSON.parse(bodyOf("twice")!)).toStrictEqual({
       error: "Worker shut down before the job finished (grace period of 3600 s ran out).",
     });
   });
