@@ -13,6 +13,7 @@ const MODULES = {
   "src/runtime/queue/worker.ts": [
     "test/conformance/queue-worker.test.ts",
     "test/unit/runtime/queue/worker.test.ts",
+    "test/unit/runtime/queue/worker-deliver.test.ts",
   ],
   "src/runtime/queue/http-client.ts": [
     "test/conformance/queue-worker.test.ts",
