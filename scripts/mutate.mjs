@@ -14,6 +14,7 @@ const MODULES = {
     "test/conformance/queue-worker.test.ts",
     "test/unit/runtime/queue/worker.test.ts",
     "test/unit/runtime/queue/worker-take.test.ts",
+    "test/unit/runtime/queue/worker-deliver.test.ts",
   ],
   "src/runtime/queue/http-client.ts": [
     "test/conformance/queue-worker.test.ts",
