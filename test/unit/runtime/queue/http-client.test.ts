@@ -39,6 +39,8 @@ interface Received {
 class ScriptedServer {
   readonly requests: Received[] = [];
   base = "";
+  /** Record requests but never answer them. */
+  hold = false;
   private readonly server: Server;
 
   constructor(private readonly answers: Answer[]) {
@@ -52,6 +54,7 @@ class ScriptedServer {
           headers: req.headers,
           body: Buffer.concat(chunks).toString("utf8"),
         });
+        if (this.hold) return;
         const answer = (this.answers.length > 1 ? this.answers.shift() : this.answers[0]) as Answer;
         res.writeHead(answer.status, answer.contentType ? { "content-type": answer.contentType } : {});
         res.end(answer.body);
@@ -195,6 +198,32 @@ describe("job-take", () => {
     ]);
   });
 
+  it("a job without a non-empty id or without input is rejected naming what is missing", async () => {
+    const server = await serve({
+      status: 200,
+      body: JSON.stringify([{ id: "", input: 1 }, { id: "j2" }, { other: 1 }]),
+      contentType: "application/json",
+    });
+    const { client } = clientFor(server.base);
+    const taken = await client.take(3, false, never());
+    expect(taken.jobs).toEqual([]);
+    expect(taken.rejected).toEqual([
+      { id: undefined, reason: "Job has missing field(s): id." },
+      { id: "j2", reason: "Job has missing field(s): input." },
+      { id: undefined, reason: "Job has missing field(s): id and input." },
+    ]);
+  });
+
+  it("a take held past pollTimeoutMs is cut off there", async () => {
+    const held = new ScriptedServer([{ status: 204 }]);
+    // The take's request is left unanswered: only the client's own deadline can end it.
+    held.hold = true;
+    await held.start();
+    closing.push(held);
+    const { client } = clientFor(held.base, { client: { pollTimeoutMs: 200 } });
+    await expect(client.take(1, false, never())).rejects.toThrow(/200 ms/);
+  });
+
   it("createPlatformClient gives a client that takes over the wire", async () => {
     const server = await serve({
       status: 200,
@@ -229,6 +258,18 @@ describe("job-stop", () => {
       url: `${server.base}/v2/EP/job-stop/w1?gpu=X`,
     });
     expect(server.requests.map((r) => r.url)).toEqual(Array(3).fill("/v2/EP/job-stop/w1?gpu=X"));
+  });
+
+  it("a take URL without /job-take/ turns the stop channel off: no stops, nothing sent", async () => {
+    const server = await serve({ status: 204 });
+    const { client, lines } = clientFor(server.base, {
+      env: { RUNPOD_WEBHOOK_GET_JOB: `${server.base}/v2/EP/take/$ID?gpu=X` },
+    });
+    await expect(client.stopSignals(never())).resolves.toEqual([]);
+    // The take that follows is the first request the server sees.
+    await client.take(1, false, never());
+    expect(server.requests.map((r) => r.url)).toEqual(["/v2/EP/take/w1?gpu=X&job_in_progress=0"]);
+    expect(lines.filter((l) => l.includes("WARN"))).toEqual([]);
   });
 
   it("keeps the string ids of jobsToStop, and warns only when it dropped some", async () => {
@@ -276,6 +317,13 @@ describe("ping", () => {
     expect(ping?.headers["user-agent"]).not.toBe(USER_AGENT);
   });
 
+  it("pings retry by the pingRetry policy given: one attempt, one request", async () => {
+    const server = await serve({ status: 500 });
+    const { client } = clientFor(server.base, { client: { pingRetry: fast(1) } });
+    await expect(client.ping([], 5000)).resolves.toBe(500);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("without a ping URL: 0 and nothing sent", async () => {
     const server = await serve({ status: 200 });
     const { client } = clientFor(server.base, { env: { RUNPOD_WEBHOOK_PING: "" } });
@@ -297,6 +345,15 @@ describe("reportUnhealthy", () => {
     expect(server.requests).toHaveLength(2);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain("Unhealthy report answered 503");
+  });
+
+  it("a report that cannot be sent is logged at DEBUG with its error", async () => {
+    const gone = await new ScriptedServer([{ status: 200 }]).start();
+    await gone.close();
+    const { client, lines } = clientFor(gone.base, { client: { pingRetry: fast(1) } });
+    await client.reportUnhealthy("memory", "low", 5000);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/\| DEBUG \| flash-worker \| Unhealthy report failed: \S/);
   });
 
   it("without an API key nothing is sent", async () => {
@@ -387,6 +444,18 @@ describe("result, stream and progress posts", () => {
       .client.done("j1", result, false)
       .catch((err: unknown) => err);
     expect(after5xx).toMatchObject({ status: 400, earlierAttemptMayBeRecorded: true });
+
+    // 500 itself is a 5xx; a 429 is a refusal before any work, so nothing may be recorded after it.
+    const at500 = await serve({ status: 500 }, { status: 400, body: "bad" });
+    await expect(clientFor(at500.base).client.done("j1", result, false)).rejects.toMatchObject({
+      status: 400,
+      earlierAttemptMayBeRecorded: true,
+    });
+    const at429 = await serve({ status: 429 }, { status: 400, body: "bad" });
+    await expect(clientFor(at429.base).client.done("j1", result, false)).rejects.toMatchObject({
+      status: 400,
+      earlierAttemptMayBeRecorded: false,
+    });
   });
 
   it("each retry is logged with its attempt, of how many when the policy counts them, and the job id", async () => {
