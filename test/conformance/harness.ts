@@ -4,7 +4,7 @@ import { createLogger } from "../../src/log/index.js";
 import { readWorkerConfig } from "../../src/runtime/options.js";
 import { type ClientOptions, HttpPlatformClient } from "../../src/runtime/queue/http-client.js";
 import { QueueWorker } from "../../src/runtime/queue/worker.js";
-import type { RecordingPlatform } from "./recording-platform.js";
+import type { Recorded, RecordingPlatform } from "./recording-platform.js";
 
 /** Fast progress retries so tests of the retry path take milliseconds; the shipped policy is PROGRESS_RETRY. */
 export const TEST_RETRY = { attempts: 3, baseMs: 5, maxMs: 10 };
@@ -61,3 +61,7 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   });
   return { promise, open };
 }
+
+/** Whether the job's result (not an IN_PROGRESS progress post) has been posted: a `platform.waitFor` predicate. */
+export const doneFor = (id: string) => (requests: Recorded[]) =>
+  requests.some((r) => r.route === "done" && r.url.includes(`/${id}?`) && !r.body.includes("IN_PROGRESS"));

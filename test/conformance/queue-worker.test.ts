@@ -1,7 +1,7 @@
 // Exact URLs, headers and bodies the queue worker sends (docs/protocol.md §3, §15), against a recording server.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.js";
-import { gate, type RunningWorker, startWorker } from "./harness.js";
+import { doneFor, gate, type RunningWorker, startWorker } from "./harness.js";
 import { type Recorded, RecordingPlatform } from "./recording-platform.js";
 
 let platform: RecordingPlatform;
@@ -17,8 +17,6 @@ afterEach(async () => {
   await platform.close();
 });
 
-const doneFor = (id: string) => (rs: Recorded[]) =>
-  rs.some((r) => r.route === "done" && r.url.includes(`/${id}?`) && !r.body.includes("IN_PROGRESS"));
 const path = (r: Recorded | undefined) => r?.url;
 
 describe("job-take, job-done (docs/protocol.md §15)", () => {

@@ -10,8 +10,8 @@ import type { PlatformClient, SerializedResult, TakeResult } from "../../../../s
 import { platformUrls } from "../../../../src/runtime/queue/urls.js";
 import { JobStopped, QueueWorker, WorkerShutdown } from "../../../../src/runtime/queue/worker.js";
 import { startTracing, stopTracing } from "../../../../src/trace/index.js";
-import { gate, type RunningWorker, startWorker } from "../../../conformance/harness.js";
-import { type Recorded, RecordingPlatform } from "../../../conformance/recording-platform.js";
+import { doneFor, gate, type RunningWorker, startWorker } from "../../../conformance/harness.js";
+import { RecordingPlatform } from "../../../conformance/recording-platform.js";
 import { OtlpReceiver } from "../../../trace/receiver.js";
 
 let platform: RecordingPlatform;
@@ -27,8 +27,6 @@ afterEach(async () => {
   await platform.close();
 });
 
-const doneFor = (id: string) => (rs: Recorded[]) =>
-  rs.some((r) => r.route === "done" && r.url.includes(`/${id}?`) && !r.body.includes("IN_PROGRESS"));
 const bodyOf = (id: string) => platform.of("done").find((r) => r.url.includes(`/${id}?`))?.body;
 const has = (lines: string[], text: string) => lines.some((l) => l.includes(text));
 
@@ -124,20 +122,26 @@ describe("the concurrency modifier", () => {
   });
 });
 
+/** A worker with a 3600 s grace whose handler never ends, once it is running job `id`. */
+async function stuckJob(id: string): Promise<RunningWorker> {
+  const started = gate();
+  const w = startWorker(
+    platform,
+    () => {
+      started.open();
+      return new Promise(() => {});
+    },
+    {},
+    { FLASH_GRACE_PERIOD: "3600" },
+  );
+  platform.push({ id, input: {} });
+  await started.promise;
+  return w;
+}
+
 describe("shutdown", () => {
   it("a second shutdown ends the grace period at once: the job in flight gets its shutdown error", async () => {
-    const started = gate();
-    const w = startWorker(
-      platform,
-      () => {
-        started.open();
-        return new Promise(() => {});
-      },
-      {},
-      { FLASH_GRACE_PERIOD: "3600" },
-    );
-    platform.push({ id: "stuck", input: {} });
-    await started.promise;
+    const w = await stuckJob("stuck");
     w.worker.shutdown("SIGTERM received");
     await platform.waitFor(() => has(w.lines, "Waiting up to 3600 s for 1 job(s) to finish."));
     w.worker.shutdown("SIGTERM received");
@@ -160,18 +164,7 @@ describe("shutdown", () => {
   });
 
   it("two shutdowns before the drain began end the grace at once: the job in flight gets its shutdown error", async () => {
-    const started = gate();
-    const w = startWorker(
-      platform,
-      () => {
-        started.open();
-        return new Promise(() => {});
-      },
-      {},
-      { FLASH_GRACE_PERIOD: "3600" },
-    );
-    platform.push({ id: "twice", input: {} });
-    await started.promise;
+    const w = await stuckJob("twice");
     // Two signals in a row (SIGTERM then SIGINT): the second comes before the drain starts its 3600 s wait.
     w.worker.shutdown("SIGTERM received");
     w.worker.shutdown("SIGINT received");
