@@ -20,16 +20,19 @@ import { list } from "tar";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
-import { type Platform, startPlatform } from "../../src/platform/index.js";
+import type { Platform } from "../../src/platform/index.js";
 import { makeProject, type Project, vendorPackage } from "../cli/toolkit-project.js";
-import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import type { ConformanceProxy } from "../deploy/openapi.js";
 import { flash, flashRun, freePort, ROOT } from "../process.js";
 import {
   buildahIn,
   DEPLOY_STORAGE,
   describeWithImages,
   ensureStandin,
+  type LocalCloud,
+  type Registry,
   STANDIN,
+  startLocalCloud,
   startRegistry,
 } from "./registry.js";
 
@@ -65,12 +68,13 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 }
 
 describeWithImages("flash deploy: build, push, deploy to the local platform, run, redeploy, undeploy", () => {
-  let registry: Awaited<ReturnType<typeof startRegistry>>;
+  let cloud: LocalCloud | undefined;
+  let registry: Registry;
   let platform: Platform;
   let proxy: ConformanceProxy;
+  let platformLog: string[];
   let project: Project;
   let home: string;
-  const platformLog: string[] = [];
 
   beforeAll(async () => {
     ensureStandin(STORAGE);
@@ -78,19 +82,9 @@ describeWithImages("flash deploy: build, push, deploy to the local platform, run
     // checkout (on the kept stand-in base), so the workers run the code under test.
     for (const image of ["localhost/flash-worker:cpu", "localhost/flash-worker:cuda"])
       buildah(["rmi", "--force", image]);
-    registry = await startRegistry();
+    cloud = await startLocalCloud(KEY, 10_000);
+    ({ registry, platform, proxy, platformLog } = cloud);
     home = mkdtempSync(join(tmpdir(), "flash-home-"));
-    platform = await startPlatform({
-      apiKey: KEY,
-      workerStopGraceMs: 10_000,
-      containers: { tool: "buildah", storage: STORAGE },
-      logger: createLogger({
-        level: "INFO",
-        json: false,
-        destination: { write: (l) => platformLog.push(l) },
-      }),
-    });
-    proxy = await conformanceProxy(platform.url);
     project = makeProject({});
     mkdirSync(join(project.dir, "echo"));
     mkdirSync(join(project.dir, "lb"));
@@ -120,14 +114,8 @@ describeWithImages("flash deploy: build, push, deploy to the local platform, run
   }, 20 * 60_000);
 
   afterAll(async () => {
-    await proxy?.close();
-    await platform?.close();
-    registry?.stop();
-    // The app images these tests built (named after their loopback registries) would pile up in the kept
-    // storage, a full copy each under vfs; the runtime and stand-in images stay for the next run.
-    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
-    const built = names.filter((name) => name.startsWith("127.0.0.1:"));
-    if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    // The app images go with the cloud; the runtime and stand-in images stay for the next run.
+    await cloud?.close();
     // Building a runtime image leaves its stages' working containers behind: a full copy each, too.
     buildah(["rm", "--all"]);
     buildah(["rmi", "--prune"]);

@@ -10,25 +10,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createLogger } from "../../src/log/index.js";
-import { type Platform, startPlatform } from "../../src/platform/index.js";
+import type { Platform } from "../../src/platform/index.js";
 import { makeProject, type Project } from "../cli/toolkit-project.js";
-import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import type { ConformanceProxy } from "../deploy/openapi.js";
 import { flashRun, freePort, ROOT } from "../process.js";
 import {
-  buildahIn,
   DEPLOY_STORAGE,
   describeWithImages,
-  ensureStandin,
+  type LocalCloud,
+  type Registry,
   STANDIN,
-  startRegistry,
+  startLocalCloud,
   viaHost,
 } from "./registry.js";
 import { snippets } from "./snippets.js";
 
 const KEY = "e2e-pod-deploy-key";
 const STORAGE = DEPLOY_STORAGE;
-const buildah = buildahIn(STORAGE);
 
 /** The README's "Pods" section: its shell commands (continuations joined) and its client snippet. */
 const section = snippets("README.md").filter((s) => s.section === "Pods");
@@ -42,28 +40,17 @@ const clientSnippet = section.find((s) => s.lang === "ts")?.text ?? "";
 const words = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(2);
 
 describeWithImages("flash deploy --pod: the README's Pods section against the local platform", () => {
-  let registry: Awaited<ReturnType<typeof startRegistry>>;
+  let cloud: LocalCloud | undefined;
+  let registry: Registry;
   let platform: Platform;
   let proxy: ConformanceProxy;
   let project: Project;
   let home: string;
-  const platformLog: string[] = [];
 
   beforeAll(async () => {
-    ensureStandin(STORAGE);
-    registry = await startRegistry();
+    cloud = await startLocalCloud(KEY, 5_000);
+    ({ registry, platform, proxy } = cloud);
     home = mkdtempSync(join(tmpdir(), "flash-home-"));
-    platform = await startPlatform({
-      apiKey: KEY,
-      workerStopGraceMs: 5_000,
-      containers: { tool: "buildah", storage: STORAGE },
-      logger: createLogger({
-        level: "INFO",
-        json: false,
-        destination: { write: (l) => platformLog.push(l) },
-      }),
-    });
-    proxy = await conformanceProxy(platform.url);
     project = makeProject({});
     for (const file of ["handler.ts", "test_input.json"]) {
       copyFileSync(join(ROOT, "examples/load-balanced", file), join(project.dir, file));
@@ -71,13 +58,7 @@ describeWithImages("flash deploy --pod: the README's Pods section against the lo
   }, 20 * 60_000);
 
   afterAll(async () => {
-    await proxy?.close();
-    await platform?.close();
-    registry?.stop();
-    // The app images built and pulled here (named after the loopback registry) would pile up in the kept storage.
-    const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
-    const built = names.filter((name) => name.startsWith(`${registry?.host}/`));
-    if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    await cloud?.close();
     project?.remove();
     if (home) rmSync(home, { recursive: true, force: true });
   }, 5 * 60_000);

@@ -4,17 +4,17 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createLogger } from "../../src/log/index.js";
-import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
+import type { Platform } from "../../src/platform/index.js";
+import type { ConformanceProxy } from "../deploy/openapi.js";
 import { freePort } from "../process.js";
 import {
   buildahIn,
   DEPLOY_STORAGE,
   describeWithImages,
-  ensureStandin,
+  type LocalCloud,
+  type Registry,
   STANDIN,
-  startRegistry,
+  startLocalCloud,
   viaHost,
 } from "./registry.js";
 
@@ -99,15 +99,16 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 describeWithImages(
   "a Pod on the local platform: created from an image, called through its proxy and tcp forward",
   () => {
-    let registry: Awaited<ReturnType<typeof startRegistry>>;
+    let cloud: LocalCloud | undefined;
+    let registry: Registry;
     let platform: Platform;
     let proxy: ConformanceProxy;
+    let platformLog: string[];
     let image: string;
-    const platformLog: string[] = [];
 
     beforeAll(async () => {
-      ensureStandin(STORAGE);
-      registry = await startRegistry();
+      cloud = await startLocalCloud(KEY, 5_000);
+      ({ registry, platform, proxy, platformLog } = cloud);
       image = `${registry.host}/pod-app:1`;
       const dir = mkdtempSync(join(tmpdir(), "flash-pod-app-"));
       writeFileSync(join(dir, "server.mjs"), SERVER);
@@ -124,27 +125,10 @@ describeWithImages(
         expect(done.status, `buildah ${step.join(" ")}: ${done.stderr}`).toBe(0);
       }
       rmSync(dir, { recursive: true, force: true });
-      platform = await startPlatform({
-        apiKey: KEY,
-        workerStopGraceMs: 5_000,
-        containers: { tool: "buildah", storage: STORAGE },
-        logger: createLogger({
-          level: "INFO",
-          json: false,
-          destination: { write: (l) => platformLog.push(l) },
-        }),
-      });
-      proxy = await conformanceProxy(platform.url);
     }, 10 * 60_000);
 
     afterAll(async () => {
-      await proxy?.close();
-      await platform?.close();
-      registry?.stop();
-      // The image built and pulled here (named after its loopback registry) would pile up in the kept storage.
-      const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
-      const built = names.filter((name) => name.startsWith("127.0.0.1:"));
-      if (built.length > 0) buildah(["rmi", "--force", ...built]);
+      await cloud?.close();
     }, 5 * 60_000);
 
     const api = async (method: string, path: string, body?: unknown) => {

@@ -6,10 +6,20 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "vitest";
+import { createLogger } from "../../src/log/index.js";
+import { type Platform, startPlatform } from "../../src/platform/index.js";
+import { type ConformanceProxy, conformanceProxy } from "../deploy/openapi.js";
 import { freePort, ROOT } from "../process.js";
 
+export interface Registry {
+  url: string;
+  /** host:port, what image names start with. */
+  host: string;
+  stop(): void;
+}
+
 /** A registry on a free loopback port with its own store; `readonly` refuses pushes. */
-export async function startRegistry(readonly = false): Promise<{ url: string; host: string; stop(): void }> {
+export async function startRegistry(readonly = false): Promise<Registry> {
   const dir = mkdtempSync(join(tmpdir(), "flash-registry-"));
   const port = await freePort();
   writeFileSync(
@@ -138,4 +148,46 @@ export function describeWithImages(name: string, body: () => void): void {
     }
     body();
   });
+}
+
+/** What the deploy and Pod suites deploy to: a registry, the local platform running buildah containers, its REST API judged by the OpenAPI document. */
+export interface LocalCloud {
+  registry: Registry;
+  platform: Platform;
+  /** The platform's REST v2 behind a proxy that records every exchange the OpenAPI document does not allow. */
+  proxy: ConformanceProxy;
+  /** The platform's log lines (INFO), for a failing test's message. */
+  platformLog: string[];
+  /** Stops all three, then removes the images named after a loopback registry from the kept storage. */
+  close(): Promise<void>;
+}
+
+/** Starts the local cloud on DEPLOY_STORAGE (the stand-in base made there if missing), the platform with its API key. */
+export async function startLocalCloud(apiKey: string, workerStopGraceMs: number): Promise<LocalCloud> {
+  ensureStandin(DEPLOY_STORAGE);
+  const registry = await startRegistry();
+  const platformLog: string[] = [];
+  const platform = await startPlatform({
+    apiKey,
+    workerStopGraceMs,
+    containers: { tool: "buildah", storage: DEPLOY_STORAGE },
+    logger: createLogger({ level: "INFO", json: false, destination: { write: (l) => platformLog.push(l) } }),
+  });
+  const proxy = await conformanceProxy(platform.url);
+  return {
+    registry,
+    platform,
+    proxy,
+    platformLog,
+    async close() {
+      await proxy.close();
+      await platform.close();
+      registry.stop();
+      // Images built or pulled here (named after loopback registries) would pile up in the kept storage, a full copy each under vfs.
+      const buildah = buildahIn(DEPLOY_STORAGE);
+      const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
+      const built = names.filter((name) => name.startsWith("127.0.0.1:"));
+      if (built.length > 0) buildah(["rmi", "--force", ...built]);
+    },
+  };
 }

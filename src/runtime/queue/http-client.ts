@@ -52,6 +52,8 @@ export const USER_AGENT = `flash-worker/${VERSION} (${osPlatform()} ${release()}
 const POLL_TIMEOUT_MS = 90_000;
 const POST_TIMEOUT_MS = 60_000;
 
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { rejected: { reason: `Job is not a JSON object: ${JSON.stringify(value)?.slice(0, 200)}` } };
@@ -61,6 +63,14 @@ function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob 
   if (!id || !("input" in job)) {
     const missing = [!id && "id", !("input" in job) && "input"].filter(Boolean).join(" and ");
     return { rejected: { id, reason: `Job has missing field(s): ${missing}.` } };
+  }
+  // Its result could be posted nowhere (encodeURIComponent throws), so it is refused without an id to answer.
+  if (LONE_SURROGATE.test(id)) {
+    return {
+      rejected: {
+        reason: `Job id ${JSON.stringify(id)} holds a lone UTF-16 surrogate, which no URL can carry.`,
+      },
+    };
   }
   return { job: job as RawJob };
 }

@@ -79,6 +79,32 @@ describe("log lines and what is taken when", () => {
       .map((l) => /retrying in (\S+) ms/.exec(l)?.[1]);
     expect(waits).toStrictEqual(["250", "500"]);
   });
+
+  it("a rejected item's refused error post is logged under the job's own name", async () => {
+    platform.responders.push((r) =>
+      r.route === "done" && r.url.includes("/refused?") ? { status: 409, body: "held" } : undefined,
+    );
+    platform.push({ id: "refused" });
+    running = startWorker(platform, () => "never");
+    await platform.waitFor(() => has(running!.lines, "Failed to return job results."));
+    const failed = running.lines.find((l) => l.includes("Failed to return job results."));
+    expect(failed).toMatch(/ \| ERROR \| refused \| Failed to return job results\. \| the platform refused /);
+  });
+
+  it("a job id holding a lone UTF-16 surrogate, which no URL can carry, is dropped with a log line; the next job runs", async () => {
+    platform.push({ id: "bad\ud800id", input: {} });
+    platform.push({ id: "after", input: {} });
+    running = startWorker(platform, () => "ran");
+    await platform.waitFor(doneFor("after"));
+    expect(JSON.parse(bodyOf("after")!)).toStrictEqual({ output: "ran" });
+    expect(
+      has(
+        running.lines,
+        'job-take returned an item that cannot be answered: Job id "bad\\ud800id" holds a lone UTF-16 surrogate, which no URL can carry.',
+      ),
+    ).toBe(true);
+    expect(platform.of("done").filter((r) => r.url.includes("/bad"))).toEqual([]);
+  });
 });
 
 describe("the concurrency modifier", () => {
