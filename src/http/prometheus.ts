@@ -22,7 +22,7 @@ export const SECONDS_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ] as const;
 
-/** A cumulative histogram: counts per upper bound (le), their sum and count. */
+/** A cumulative histogram as Prometheus reads it: counts per upper bound (le), their sum and count. */
 export class Histogram {
   private readonly counts: number[];
   sum = 0;
@@ -32,16 +32,26 @@ export class Histogram {
     this.counts = bounds.map(() => 0);
   }
 
+  /** Counts the value in its own bucket only (the first bound it is under); buckets() sums them up. */
   observe(value: number): void {
     this.sum += value;
     this.count++;
-    for (let i = 0; i < this.bounds.length; i++) if (value <= (this.bounds[i] ?? 0)) this.counts[i]!++;
+    for (let i = 0; i < this.bounds.length; i++) {
+      if (value <= (this.bounds[i] ?? 0)) {
+        this.counts[i]!++;
+        return;
+      }
+    }
   }
 
   /** [le, cumulative count] pairs, "+Inf" last. */
   buckets(): [string, number][] {
+    let below = 0;
     return [
-      ...this.bounds.map((b, i): [string, number] => [String(b), this.counts[i] ?? 0]),
+      ...this.bounds.map((b, i): [string, number] => {
+        below += this.counts[i] ?? 0;
+        return [String(b), below];
+      }),
       ["+Inf", this.count],
     ];
   }

@@ -18,24 +18,34 @@ export function claimsPath(routePath: string, path: string): boolean {
   return have.length === want.length;
 }
 
+/** One method and route's counters: answers by status code and their durations. */
+interface RouteSeries {
+  readonly labels: Labels;
+  readonly byCode: Map<number, { labels: Labels; value: number }>;
+  readonly histogram: Histogram;
+}
+
 export class RouteMetrics {
-  private readonly requests = new Map<string, { labels: Labels; value: number }>();
-  private readonly durations = new Map<string, { labels: Labels; histogram: Histogram }>();
+  // Keyed by route, then method: a request finds its series without building a key string (it runs per request).
+  private readonly series = new Map<string, Map<string, RouteSeries>>();
 
   /** One answered request; `route` is the matched route's path, "" when none matched. */
   observe(method: string, route: string, code: number, seconds: number): void {
-    const routeLabel = route === "" ? "unmatched" : route;
-    const key = `${method} ${routeLabel}`;
-    const counted = `${key} ${code}`;
-    const requests = this.requests.get(counted);
-    if (requests) requests.value++;
-    else this.requests.set(counted, { labels: { method, route: routeLabel, code: String(code) }, value: 1 });
-    let duration = this.durations.get(key);
-    if (!duration) {
-      duration = { labels: { method, route: routeLabel }, histogram: new Histogram() };
-      this.durations.set(key, duration);
+    let byMethod = this.series.get(route);
+    if (!byMethod) {
+      byMethod = new Map();
+      this.series.set(route, byMethod);
     }
-    duration.histogram.observe(seconds);
+    let series = byMethod.get(method);
+    if (!series) {
+      const labels = { method, route: route === "" ? "unmatched" : route };
+      series = { labels, byCode: new Map(), histogram: new Histogram() };
+      byMethod.set(method, series);
+    }
+    const counted = series.byCode.get(code);
+    if (counted) counted.value++;
+    else series.byCode.set(code, { labels: { ...series.labels, code: String(code) }, value: 1 });
+    series.histogram.observe(seconds);
   }
 
   text(inFlight: number): string {
@@ -44,13 +54,13 @@ export class RouteMetrics {
         name: "flash_worker_requests_total",
         help: "Requests this worker answered, by method, route and HTTP status code.",
         type: "counter",
-        samples: [...this.requests.values()],
+        samples: this.all().flatMap((series) => [...series.byCode.values()]),
       },
       {
         name: "flash_worker_request_duration_seconds",
         help: "Time this worker took to answer, by method and route.",
         type: "histogram",
-        histograms: [...this.durations.values()],
+        histograms: this.all().map(({ labels, histogram }) => ({ labels, histogram })),
       },
       {
         name: "flash_worker_requests_in_flight",
@@ -59,5 +69,9 @@ export class RouteMetrics {
         samples: [{ labels: {}, value: inFlight }],
       },
     ]);
+  }
+
+  private all(): RouteSeries[] {
+    return [...this.series.values()].flatMap((byMethod) => [...byMethod.values()]);
   }
 }
