@@ -20,7 +20,8 @@ const holder = globalThis as { [KEY]?: AsyncLocalStorage<JobScope>; [RUNNING]?: 
 holder[KEY] ??= new AsyncLocalStorage<JobScope>();
 const storage = holder[KEY];
 /** How many runInJobScope calls have not ended yet, across every copy of the package in the process. */
-const running = (holder[RUNNING] ??= { count: 0 });
+holder[RUNNING] ??= { count: 0 };
+const running = holder[RUNNING];
 /**
  * Node before AsyncContextFrame (20, 22) tracks the store with async hooks on every promise and socket once it
  * is in use: between jobs the storage is disabled, so the worker's own take and done run without them.

@@ -25,7 +25,9 @@ describe("the job scope", () => {
       const atStart = currentJob()?.job.id;
       await nextTurn();
       const afterAwait = currentJob()?.job.id;
-      const inTimer = await new Promise<string | undefined>((r) => setTimeout(() => r(currentJob()?.job.id), 1));
+      const inTimer = await new Promise<string | undefined>((r) =>
+        setTimeout(() => r(currentJob()?.job.id), 1),
+      );
       const inThen = await Promise.resolve().then(() => currentJob()?.job.id);
       return { atStart, afterAwait, inTimer, inThen };
     });
