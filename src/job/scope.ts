@@ -15,11 +15,23 @@ export interface JobScope {
 
 // Kept on globalThis, as the registry is: the app's own copy of the package must see the runtime's job.
 const KEY = Symbol.for("flash-worker.job-scope");
-const holder = globalThis as { [KEY]?: AsyncLocalStorage<JobScope> };
+const RUNNING = Symbol.for("flash-worker.job-scope.running");
+const holder = globalThis as { [KEY]?: AsyncLocalStorage<JobScope>; [RUNNING]?: { count: number } };
 holder[KEY] ??= new AsyncLocalStorage<JobScope>();
 const storage = holder[KEY];
+/** How many runInJobScope calls have not ended yet, across every copy of the package in the process. */
+holder[RUNNING] ??= { count: 0 };
+const running = holder[RUNNING];
+/**
+ * Node before AsyncContextFrame (20, 22) tracks the store with async hooks on every promise and socket once it
+ * is in use: between jobs the storage is disabled, so the worker's own take and done run without them.
+ */
+const toggles = typeof (storage as { _enable?: unknown })._enable === "function";
 
-/** The job whose handler (or anything it awaits) is running now; undefined outside a job. */
+/**
+ * The job whose handler (or anything it awaits) is running now; undefined outside a job. Code a handler left
+ * running after its job ended may see that job, or (on Node 20 and 22, once no job is running) none.
+ */
 export function currentJob(): JobScope | undefined {
   return storage.getStore();
 }
@@ -45,10 +57,12 @@ export async function runInJobScope<T>(
       return made;
     },
   };
+  running.count++;
   try {
-    return await storage.run(scope, work);
+    return await storage.run(scope, work); // run() enables the storage again if it was disabled
   } finally {
     ended = true;
+    if (--running.count === 0 && toggles) storage.disable();
     if (made) {
       const folder = await made.catch(() => undefined);
       if (folder) {
