@@ -363,6 +363,7 @@ describe("LbEndpoint workers", () => {
       worker: w.id,
       cwd: dir,
       stdin: "pipe",
+      ownGroup: true,
       vars: {
         PORT: "0",
         PORT_HEALTH: null,
@@ -477,6 +478,47 @@ describe("LbEndpoint workers", () => {
     expect((await take(e)).id).toBe(id);
   });
 
+  it("a dropped /ping connection is unhealthy too; a state is logged once, not at every check", async () => {
+    const sick = join(dir, `sick-${++gates}`);
+    const { e, lines } = endpoint({ workers: [1, 1], env: { SICK_FILE: sick, PING_LOG: "1" } });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    // Two more checks (a second apart while ready) after the first 200.
+    const pings = () => lines.filter((l) => l.includes(`${id} ping 200`)).length;
+    await until(() => pings() >= 3, "three checks");
+    expect(lines.filter((l) => l.includes(`Worker:${id} | ready on port `))).toHaveLength(1);
+    writeFileSync(sick, "reset");
+    await until(() => e.workerList()[0]?.state === "unhealthy", "unhealthy");
+    expect(lines.filter((l) => l.includes(`Worker:${id} | unhealthy: /ping failed`))).toHaveLength(1);
+    expect(e.ready).toBe(0);
+  });
+
+  it("a worker unhealthy before it was ever ready is not logged as one that failed", async () => {
+    const sick = join(dir, `sick-${++gates}`);
+    const init = gate();
+    writeFileSync(sick, "");
+    const { e, lines } = endpoint({ workers: [1, 1], env: { SICK_FILE: sick, INIT_GATE: init } });
+    await until(() => e.workerList()[0]?.state === "initializing", "initializing");
+    open(init);
+    await until(() => e.workerList()[0]?.state === "unhealthy", "unhealthy");
+    expect(lines.some((l) => l.includes("unhealthy: /ping failed"))).toBe(false);
+  });
+
+  it("a health line without PORT_HEALTH changes nothing: the checks stay on PORT", async () => {
+    const { e } = endpoint({ workers: [1, 1], env: { STRAY_HEALTH_LINE: "1" } });
+    await readyCount(e, 1);
+    expect(e.ready).toBe(1);
+  });
+
+  it("a command that cannot start is logged, and counted as a crash", async () => {
+    const { e, lines } = endpoint({ workers: [1, 1], command: [join(dir, "no-such-program")] });
+    await until(() => e.dead.length >= 1, "the failed start");
+    const id = e.dead[0]!.id;
+    expect(lines.find((l) => l.includes(`Worker:${id} | could not start: `))).toMatch(
+      new RegExp(`could not start: spawn ${join(dir, "no-such-program")} ENOENT$`),
+    );
+  });
+
   it("a worker waited for is taken as soon as it is ready", async () => {
     const init = gate();
     const { e } = endpoint({ workers: [1, 1], env: { INIT_GATE: init } });
@@ -581,6 +623,9 @@ describe("LbEndpoint worker choice and scaling", () => {
     expect(first.inFlight).toBe(1);
     const stopped = lines.find((l) => l.includes(`Worker:${second.id} | idle for `));
     expect(stopped).toMatch(/idle for \d+ ms; stopping it$/);
+    const idleMs = Number(/idle for (\d+) ms/.exec(stopped!)![1]);
+    expect(idleMs).toBeGreaterThanOrEqual(300);
+    expect(idleMs).toBeLessThan(60_000);
     await until(
       () => lines.some((l) => l.includes(`Worker:${second.id} | stopped (signal SIGTERM)`)),
       "stop",
@@ -589,6 +634,48 @@ describe("LbEndpoint worker choice and scaling", () => {
     tick(e);
     tick(e);
     expect(e.workerList().map((w) => w.id)).toEqual([first.id]);
+  });
+
+  it("idle time counts from a worker's last request; a worker not ready is never stopped as idle", async () => {
+    const { e, lines } = endpoint({
+      workers: [0, 1],
+      idleTimeoutMs: 300,
+      env: { INIT_GATE: join(dir, "never") },
+    });
+    const waiting = e.acquire(0, never());
+    expect(e.running).toBe(1);
+    await waiting;
+    await until(() => e.workerList()[0]?.state === "initializing", "initializing");
+    await until(
+      () => Date.now() - e.workerList()[0]!.startedAt > 600,
+      "the worker older than its idle timeout",
+    );
+    tick(e);
+    expect(e.running).toBe(1);
+    expect(lines.some((l) => l.includes("idle for"))).toBe(false);
+  });
+
+  it("a worker busy past the idle timeout is not stopped the moment it is released", async () => {
+    const { e } = endpoint({ workers: [1, 2], idleTimeoutMs: 300 });
+    await readyCount(e, 1);
+    const first = await take(e);
+    await take(e);
+    await readyCount(e, 2);
+    const second = await take(e);
+    expect(second.id).not.toBe(first.id);
+    await until(
+      () => Date.now() - e.workerList()[1]!.startedAt > 600,
+      "the second older than its idle timeout",
+    );
+    e.release(second);
+    tick(e);
+    expect(e.running).toBe(2);
+    const idle = await until(
+      () => e.running === 1 && e.workerList().length === 1,
+      "the second stopped once idle long enough",
+    );
+    expect(idle).toBe(true);
+    expect(e.workerList()[0]!.id).toBe(first.id);
   });
 
   it("idle workers above min all stop, down to min", async () => {
@@ -675,6 +762,17 @@ describe("LbEndpoint.acquire", () => {
     expect(await waiting).toBe(held);
   });
 
+  it("a soft pin to a worker being stopped (still finishing) goes to another", async () => {
+    const { e } = endpoint({ workers: [1, 1], env: { IGNORE_TERM: "1" } }, { stopGraceMs: 60_000 });
+    await readyCount(e, 1);
+    const old = e.workerList()[0]!;
+    e.restartAll();
+    await readyCount(e, 1);
+    const w = await take(e, 20_000, { mode: "soft", worker: old.id });
+    expect(w.id).not.toBe(old.id);
+    e.killAll();
+  });
+
   it("strict affinity to a worker that exits while waited for, or that is being stopped: gone", async () => {
     const { e } = endpoint({ workers: [1, 1], workerConcurrency: 1 });
     await readyCount(e, 1);
@@ -700,6 +798,8 @@ describe("LbEndpoint exits, restarts, records", () => {
     const [d1, d2] = e.dead;
     expect(d1!.reason).toBe("exited with code 1; crashed 1 time(s) in a row");
     expect(d2!.reason).toBe("exited with code 1; crashed 2 time(s) in a row");
+    // The next start waited out the back-off (a bound the code guarantees, however loaded the machine).
+    expect(d2!.startedAt - d1!.exitedAt).toBeGreaterThanOrEqual(490);
     expect(lines.some((l) => l.includes(`Worker:${d1!.id} | exited with code 1`))).toBe(true);
     expect(
       lines.some((l) => l.includes(`Worker:${d1!.id} | crashed 1 time(s) in a row; next start in 500 ms`)),
@@ -764,6 +864,17 @@ describe("LbEndpoint exits, restarts, records", () => {
     expect(e.running).toBe(0);
     tick(e);
     expect(e.running).toBe(0);
+  });
+
+  it("a worker asked to stop twice (restart, then close) gets one SIGTERM", async () => {
+    const { e, lines } = endpoint({ workers: [1, 1], env: { IGNORE_TERM: "1" } }, { stopGraceMs: 300 });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    e.restartAll();
+    await until(() => lines.some((l) => l.includes(`${id} SIGTERM ignored`)), "the SIGTERM");
+    await e.close();
+    expect(lines.some((l) => l.includes(`Worker:${id} | stopped (signal SIGKILL)`))).toBe(true);
+    expect(lines.filter((l) => l.includes(`${id} SIGTERM ignored`))).toHaveLength(1);
   });
 
   it("record keeps the newest LB_REQUESTS_KEPT requests, paths without query, long ones cut", () => {
@@ -900,6 +1011,84 @@ describe("lbProxy", () => {
     expect(e.workerList()[0]!.inFlight).toBe(0);
   });
 
+  it("a request that ends frees its worker once: one held beside it still counts", async () => {
+    const s = await serve();
+    const e = s.create({ id: "ep", workers: [1, 1] });
+    await readyCount(e, 1);
+    const holding = call(s.port, `/lb/ep/hold?gate=${gate()}`);
+    await until(() => e.workerList()[0]?.inFlight === 1, "the held request");
+    for (let i = 0; i < 3; i++) expect((await call(s.port, "/lb/ep/who")).status).toBe(200);
+    await until(() => e.recentRequests().length === 3, "the records");
+    expect(e.workerList()[0]!.inFlight).toBe(1);
+    open(join(dir, `gate-${gates}`));
+    expect((await holding).status).toBe(200);
+    await until(() => e.workerList()[0]?.inFlight === 0, "the worker free");
+  });
+
+  it("RunPod's payload limit by default: a declared 40 MB answer is a 502; 1 MB reads as 1.0 MB", async () => {
+    const s = await serve();
+    const e = s.create({ id: "ep", workers: [1, 1] });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    const res = await call(s.port, `/lb/ep/declare?bytes=${40 * 1024 * 1024}`);
+    expect(res.status).toBe(502);
+    expect(json(res)).toEqual({
+      error: `Worker ${id}'s answer is over the load balancer's 30.0 MB payload limit (40.0 MB so far): use a network volume or send it in chunks`,
+    });
+    const small = await serve({ payloadLimitBytes: 1024 * 1024 });
+    const f = small.create({ id: "ep", workers: [1, 1] });
+    await readyCount(f, 1);
+    const over = await call(small.port, `/lb/ep/declare?bytes=${1024 * 1024 + 1}`);
+    expect(json(over).error).toMatch(/ 1\.0 MB payload limit \(1\.0 MB so far\)/);
+  });
+
+  it("502 naming the worker when its port refuses the connection; a WebSocket to it too", async () => {
+    const s = await serve();
+    const e = s.create({ id: "ep", workers: [1, 1], env: { PORT_HEALTH: "0" } });
+    await readyCount(e, 1);
+    const w = await take(e);
+    e.release(w);
+    // Straight to the worker: the proxy keeps no connection to it that could be reused.
+    expect((await fetch(`http://127.0.0.1:${w.port}/close`, { method: "POST" })).status).toBe(200);
+    const refused = await call(s.port, "/lb/ep/who");
+    expect(refused.status).toBe(502);
+    expect(json(refused)).toEqual({ error: `Worker ${w.id}: connect ECONNREFUSED 127.0.0.1:${w.port}` });
+    const { socket, head, rest } = await upgrade(s.port, "/lb/ep/ws", {
+      authorization: `Bearer ${KEY}`,
+      host: `127.0.0.1:${s.port}`,
+    });
+    socket.destroy();
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 502 Bad Gateway");
+    expect(JSON.parse(rest)).toEqual({ error: `Worker ${w.id} refused the WebSocket` });
+    await until(() => e.recentRequests().length === 2, "the records");
+    expect(e.recentRequests().map((r) => [r.path, r.status])).toEqual([
+      ["/who", 502],
+      ["/ws", 499],
+    ]);
+    expect(e.workerList()[0]!.inFlight).toBe(0);
+  });
+
+  it("a client that leaves a strict wait is recorded as 499, not 400", async () => {
+    const s = await serve({ affinityWaitMs: 60_000 });
+    const e = s.create({ id: "sticky", workers: [1, 1], workerConcurrency: 1 });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    const holding = call(s.port, `/lb/sticky/hold?gate=${gate()}`);
+    await until(() => e.workerList()[0]?.inFlight === 1, "the worker busy");
+    const leave = new AbortController();
+    const waiting = call(s.port, "/lb/sticky/who", {
+      headers: { authorization: `Bearer ${KEY}`, [WORKER_ID_HEADER]: `strict ${id}` },
+      signal: leave.signal,
+    }).catch(() => "left");
+    await until(() => (e as unknown as { waiters: Set<unknown> }).waiters.size === 1, "the strict wait");
+    leave.abort();
+    expect(await waiting).toBe("left");
+    await until(() => e.recentRequests().length === 1, "the record");
+    expect(e.recentRequests()[0]).toMatchObject({ path: "/who", status: 499 });
+    open(join(dir, `gate-${gates}`));
+    expect((await holding).status).toBe(200);
+  });
+
   it("streams a chunked request body to the worker", async () => {
     const s = await serve();
     const e = s.create({ id: "ep", workers: [1, 1] });
@@ -947,6 +1136,8 @@ describe("lbProxy", () => {
     await until(() => e.recentRequests().length === 1, "the record");
     expect(e.recentRequests()[0]).toMatchObject({ path: "/hold", status: 499 });
     expect(e.workerList()[0]!.inFlight).toBe(0);
+    // The request to the worker is let go too.
+    await until(() => s.lines.some((l) => /\/hold\?gate=\S+ abandoned$/.test(l)), "the worker to see it go");
   });
 
   it("502 naming the worker when it dies mid-request; a new worker takes its place", async () => {
@@ -1208,6 +1399,23 @@ describe("lbProxy WebSockets (upgrades)", () => {
       ["/held", 101],
       ["/upgrade-drop", 499],
     ]);
+  });
+
+  it("a malformed endpoint id is a 502; a worker answering no HTTP is recorded as 502", async () => {
+    const s = await serve();
+    const e = s.create({ id: "ws", workers: [1, 1] });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    const auth = { authorization: `Bearer ${KEY}`, host: `127.0.0.1:${s.port}` };
+    const bad = await upgrade(s.port, "/lb/%E0/x", auth);
+    bad.socket.destroy();
+    expect(bad.head.split("\r\n")[0]).toBe("HTTP/1.1 502 Bad Gateway");
+    expect(JSON.parse(bad.rest)).toEqual({ error: "URI malformed" });
+    const garbage = await upgrade(s.port, "/lb/ws/upgrade-garbage", auth);
+    garbage.socket.destroy();
+    expect(garbage.head).toBe(`HELLO\r\nX-Runpod-Worker-Id: ${id}`);
+    await until(() => e.recentRequests().length === 1, "the record");
+    expect(e.recentRequests()[0]).toMatchObject({ path: "/upgrade-garbage", status: 502 });
   });
 
   it("an upgrade another handler claims is left to it", async () => {
