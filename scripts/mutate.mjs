@@ -25,7 +25,7 @@ const MODULES = {
   "src/http/retry.ts": ["test/unit/http/*.test.ts"],
   "src/cli/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
   "src/cli/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
-  "src/platform/workers/lb-proxy.ts": ["test/platform/lb-routing.test.ts", "test/client/routes.test.ts"],
+  "src/platform/workers/lb-proxy.ts": ["test/unit/platform/workers/lb-proxy.test.ts"],
   "src/job/execute.ts": ["test/unit/job/*.test.ts"],
   "src/runtime/files/download.ts": ["test/files/download.test.ts"],
 };
