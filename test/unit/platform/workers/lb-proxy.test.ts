@@ -949,6 +949,10 @@ describe("lbProxy", () => {
     expect(json(noKey)).toEqual({ error: "Unauthorized: missing Authorization: Bearer <API key> header" });
     const badKey = await call(s.port, "/lb/alpha/who", { headers: { authorization: "Bearer nope" } });
     expect(json(badKey)).toEqual({ error: "Unauthorized: invalid API key" });
+    // The raw key, as workers send it to the worker API, is not a client's: requests need Bearer.
+    const raw = await call(s.port, "/lb/alpha/who", { headers: { authorization: KEY } });
+    expect(raw.status).toBe(401);
+    expect(json(raw)).toEqual({ error: "Unauthorized: invalid API key" });
     const near = await call(s.port, "/lb/alpah/who");
     expect(near.status).toBe(404);
     expect(json(near)).toEqual({ error: "Load-balanced endpoint alpah not found (did you mean alpha?)" });
@@ -1224,6 +1228,21 @@ describe("lbProxy", () => {
     expect(e.recentRequests().map((r) => r.status)).toEqual([413, 200, 413]);
   });
 
+  it("sizes are named in MB from exactly 1 MiB up, in KB below", async () => {
+    const s = await serve({ payloadLimitBytes: 1024 * 1024 - 1 });
+    s.create({ id: "ep", workers: [0, 1] });
+    // A declared length over the limit is refused before any body is read or any worker started.
+    const over = await call(s.port, "/lb/ep/echo", {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-length": String(1024 * 1024) },
+    });
+    expect(over.status).toBe(413);
+    expect(json(over)).toEqual({
+      error:
+        "The request body is 1.0 MB, over the load balancer's 1024 KB payload limit: use a network volume or send it in chunks",
+    });
+  });
+
   it("payload limit on answers: a declared one over it is a 502; one without a length is cut; up to it goes", async () => {
     const s = await serve({ payloadLimitBytes: 2 * 1024 * 1024 });
     const e = s.create({ id: "ep", workers: [1, 1] });
@@ -1364,6 +1383,10 @@ describe("lbProxy WebSockets (upgrades)", () => {
     expect(await answer("/lb/ws/x", { host })).toEqual({
       status: "HTTP/1.1 401 Unauthorized",
       body: "Unauthorized: missing Authorization: Bearer <API key> header",
+    });
+    expect(await answer("/lb/ws/x", { host, authorization: KEY })).toEqual({
+      status: "HTTP/1.1 401 Unauthorized",
+      body: "Unauthorized: invalid API key",
     });
     expect(await answer("/lb/wx/x", auth)).toEqual({
       status: "HTTP/1.1 404 Not Found",
