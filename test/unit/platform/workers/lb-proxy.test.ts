@@ -361,6 +361,7 @@ describe("LbEndpoint workers", () => {
     const env = await fetch(`http://127.0.0.1:${w.port}/env`).then((r) => r.json());
     expect(env).toEqual({
       worker: w.id,
+      pid: w.child.pid,
       cwd: dir,
       stdin: "pipe",
       ownGroup: true,
@@ -931,6 +932,24 @@ describe("LbEndpoints", () => {
     await lb.close();
     expect(lb.list()).toEqual([]);
     expect(lb.get("b")).toBeUndefined();
+  });
+
+  it("close stops every endpoint's workers", async () => {
+    const s = await serve();
+    const e = s.create({ id: "ep", workers: [1, 1] });
+    await readyCount(e, 1);
+    const { pid } = json(await call(s.port, "/lb/ep/env")) as { pid: number };
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    await s.endpoints.close();
+    await until(() => !alive(), `worker process ${pid} gone`);
   });
 
   it("the limits the options set", () => {
