@@ -1322,6 +1322,28 @@ describe("lbProxy", () => {
     open(join(dir, `gate-${gates}`));
     expect((await holding).status).toBe(200);
   });
+  it("soft affinity through the proxy: an unknown worker named without `strict` is no pin, for requests and WebSockets", async () => {
+    const s = await serve({ readyWaitMs: 100, affinityWaitMs: 100 });
+    const e = s.create({ id: "ep", workers: [1, 1] });
+    s.create({ id: "cold", workers: [1, 1], env: { INIT_GATE: gate() } });
+    await readyCount(e, 1);
+    const id = e.workerList()[0]!.id;
+    const soft = { authorization: `Bearer ${KEY}`, [WORKER_ID_HEADER]: "no-such-worker" };
+    const res = await call(s.port, "/lb/ep/who", { headers: soft });
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({ worker: id });
+    // No worker ready: the 503 of any request, not strict affinity's 400.
+    const cold = await call(s.port, "/lb/cold/who", { headers: soft });
+    expect(cold.status).toBe(503);
+    expect(json(cold)).toMatchObject({ error: "no workers available" });
+    const ws = await upgrade(s.port, "/lb/ep/room", { ...soft, host: `127.0.0.1:${s.port}` });
+    cleanups.push(() => ws.socket.destroy());
+    expect(ws.head.split("\r\n")[0]).toBe("HTTP/1.1 101 Switching Protocols");
+    // /lb/ anywhere but at the start of the path is no load-balanced endpoint's.
+    const elsewhere = await upgrade(s.port, "/x/lb/ep/room", { ...soft, host: `127.0.0.1:${s.port}` });
+    elsewhere.socket.destroy();
+    expect(elsewhere.head.split("\r\n")[0]).toBe("HTTP/1.1 404 Not Found");
+  });
 });
 
 /** Sends an upgrade request on a raw socket; resolves to the socket and the answer's head once it came. */
@@ -1416,6 +1438,11 @@ describe("lbProxy WebSockets (upgrades)", () => {
       body: "affinity_worker_gone",
     });
     expect(await answer("/lb/cold/x", auth)).toEqual({
+      status: "HTTP/1.1 503 Service Unavailable",
+      body: "no workers available",
+    });
+    // A soft pin is no pin: still the 503, not strict affinity's 400.
+    expect(await answer("/lb/cold/x", { ...auth, [WORKER_ID_HEADER]: "no-such-worker" })).toEqual({
       status: "HTTP/1.1 503 Service Unavailable",
       body: "no workers available",
     });
