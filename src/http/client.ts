@@ -43,6 +43,8 @@ export interface HttpClientOptions {
   retryStatus: (status: number) => boolean;
   /** Stands in for the network (tests); node:http otherwise. */
   fetch?: typeof fetch;
+  /** The wire when no `fetch` stands in: node:http by default; the worker's platform calls use h1.ts. */
+  wire?: Transport;
   /** Checked before each call and told how it went: failures are connection errors, 5xx and retryable answers. */
   circuit?: Circuit;
   /** Told before each wait, to log it, with the failure that wants the retry. */
@@ -66,7 +68,7 @@ export class HttpClient {
   constructor(private readonly options: HttpClientOptions) {
     this.retry = options.retry;
     this.doFetch = options.fetch ?? fetch;
-    this.transport = transportFor(options.fetch);
+    this.transport = transportFor(options.fetch, options.wire);
   }
 
   /** One attempt, no retries, the body left unread (its deadline runs on while it is read): streams, best-effort calls. */

@@ -45,7 +45,7 @@ export class WireTimeoutError extends Error {
 // Kept-alive connections, an idle one closed after 4 s (fetch's default) or sooner when the server's Keep-Alive
 // hint says so, so a request seldom meets a connection the server is closing. (The timeout only closes idle
 // connections: on a busy one it emits an event no one acts on; each exchange keeps its own deadline.)
-const IDLE_CONNECTION_MS = 4_000;
+export const IDLE_CONNECTION_MS = 4_000;
 const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
 let tls: { agent: https.Agent; request: typeof https.request } | undefined;
 
@@ -70,7 +70,7 @@ function lookupFor(url: string): LookupFunction | undefined {
 }
 
 /** A URL's origin as node:http takes it, parsed once per origin: `http.request(url)` parses the whole URL each time. */
-interface Origin {
+export interface Origin {
   secure: boolean;
   protocol: string;
   hostname: string;
@@ -86,7 +86,7 @@ const PLAIN_PATH = /^\/[\w\-.~%!$&()*+,;=:@/?]*$/;
 const DOT_SEGMENT = /\/\.|%2e/i;
 
 /** `url` split into its parsed origin and its path, or undefined when only the URL parser may read it. */
-function targetOf(url: string): { origin: Origin; path: string } | undefined {
+export function targetOf(url: string): { origin: Origin; path: string } | undefined {
   const scheme = url.indexOf("://");
   if (scheme < 0) return undefined;
   const slash = url.indexOf("/", scheme + 3);
@@ -246,13 +246,13 @@ export function openStream(request: Omit<WireRequest, "timeoutMs">): Promise<Wir
   });
 }
 
-function abortReason(signal: AbortSignal): unknown {
+export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-/** The transport to use: over `doFetch` when a caller (a test) stands it in for the network, node:http otherwise. */
-export function transportFor(doFetch: typeof fetch | undefined): Transport {
-  return doFetch ? fetchTransport(doFetch) : nodeTransport;
+/** The transport to use: over `doFetch` when a caller (a test) stands it in for the network, `wire` (node:http) otherwise. */
+export function transportFor(doFetch: typeof fetch | undefined, wire: Transport = nodeTransport): Transport {
+  return doFetch ? fetchTransport(doFetch) : wire;
 }
 
 /** A transport over a fetch function: what tests pass to stand in for the network. */

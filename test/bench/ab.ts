@@ -26,8 +26,13 @@ for (const dir of checkouts) {
   }
 }
 const name = (dir: string, i: number) => (i === 0 ? "this" : `${basename(dir)}#${i}`);
-const procs: [string, string[]][] = [
+// The bare node:http loop is every ratio's baseline; the bare socket loop shows what a leaner transport could save.
+const baselines: [string, string[]][] = [
   ["bare", [...flags, join(ROOT, "test/bench/fixtures/bare-http-loop.mjs")]],
+  ["socket", [...flags, join(ROOT, "test/bench/fixtures/bare-socket-loop.mjs")]],
+];
+const procs: [string, string[]][] = [
+  ...baselines,
   // Each checkout's noop.mjs imports "flash-worker", which resolves to that checkout's own dist/.
   ...checkouts.map((dir, i): [string, string[]] => [
     name(dir, i),
@@ -101,7 +106,7 @@ for (const [label] of procs) {
     `${label}: CPU per job ${median(perJob[label]!.map((f) => f.all)).toFixed(3)} ms (÷ bare: median ${median(all).toFixed(2)}× [${list(all)}]), main thread ${median(perJob[label]!.map((f) => f.main)).toFixed(3)} ms (÷ bare: median ${median(main).toFixed(2)}× [${list(main)}])`,
   );
 }
-for (const [label] of procs.slice(2)) {
+for (const [label] of procs.slice(baselines.length + 1)) {
   const main = ratios("this", label, "main");
   console.log(`this ÷ ${label}, main-thread CPU per job: median ${median(main).toFixed(3)} [${list(main)}]`);
 }

@@ -7,6 +7,7 @@ import {
   type HttpRequest,
   neverSent,
 } from "../../http/client.js";
+import { h1Transport } from "../../http/h1.js";
 import {
   DELIVERY_RETRY,
   type Outcome,
@@ -135,9 +136,10 @@ export class HttpPlatformClient implements PlatformClient {
     this.pings = new HttpClient({
       retry: options.pingRetry ?? PING_RETRY,
       fetch: options.fetch,
+      wire: h1Transport,
       retryStatus: isRetryable,
     });
-    this.transport = transportFor(options.fetch);
+    this.transport = transportFor(options.fetch, h1Transport);
   }
 
   async take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
@@ -312,6 +314,7 @@ export class HttpPlatformClient implements PlatformClient {
     return new HttpClient({
       retry: policy,
       fetch: doFetch,
+      wire: h1Transport,
       retryStatus: isRetryable,
       onRetry: (request, failure, attempt, wait, outcome) => {
         const tally = tallies.get(request);
