@@ -97,13 +97,12 @@ class Connection {
         keepAliveMs: IDLE_CONNECTION_MS,
       };
       this.headDone = false;
-      if (body === undefined || !NON_ASCII.test(head))
-        this.socket.write(body === undefined ? head : head + body);
+      if (!NON_ASCII.test(head)) this.socket.write(body === undefined ? head : head + body);
       else {
-        // Header values go out in latin1, as node:http sends them; the body in UTF-8.
+        // Header values go out in latin1, as node:http sends them, with a body or without (a GET's went out as UTF-8).
         this.socket.cork();
         this.socket.write(head, "latin1");
-        this.socket.write(body);
+        if (body !== undefined) this.socket.write(body);
         this.socket.uncork();
       }
     });
