@@ -371,10 +371,15 @@ describe("h1Transport on random answers (fast-check)", () => {
         fc.constantFrom(200, 201, 400, 404, 500, 503),
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 12 }),
         fc.array(fc.nat(), { maxLength: 12 }),
-        fc.record({ upper: fc.boolean(), extension: fc.boolean(), trailers: fc.boolean() }),
+        fc.record({
+          upper: fc.boolean(),
+          extension: fc.boolean(),
+          trailers: fc.boolean(),
+          early: fc.boolean(),
+        }),
         async (body, framing, status, sizes, cutsAt, style) => {
           const payload = Buffer.from(body);
-          let head = `HTTP/1.1 ${status} Whatever\r\n`;
+          let head = `${style.early ? "HTTP/1.1 100 Continue\r\n\r\n" : ""}HTTP/1.1 ${status} Whatever\r\n`;
           let framed: Buffer = payload;
           if (framing === "length") head += `Content-Length: ${payload.length}\r\n`;
           else if (framing === "close-header") head += "Connection: close\r\n";
@@ -454,7 +459,11 @@ describe("h1Transport keeps connections", () => {
       const [first, second] = server.requests.slice(-2);
       return second!.connection === first!.connection ? "reused" : "new";
     };
-    expect(await connectionAfter("/close")).toBe("new");
+    // The server keeps it open, so the client must close it itself.
+    await get(`${server.url}/close`);
+    await once(server.sockets[0]!, "close");
+    await get(`${server.url}/next`);
+    expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
     expect(await connectionAfter("/close-listed")).toBe("new");
     expect(await connectionAfter("/http10")).toBe("new");
     expect(await connectionAfter("/http10-keep")).toBe("reused");
@@ -487,10 +496,15 @@ describe("h1Transport keeps connections", () => {
     expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
   });
 
-  it("keeps no process alive: a process that made a request exits by itself while the server keeps the connection", async () => {
-    const server = await nodeServer((_request, response) => response.end("bye"));
+  it("keeps a process alive while a request on a kept connection is in flight, and not once it is idle", async () => {
+    let answered = 0;
+    // The second answer comes late: a kept (unreferenced) connection must hold the process again while it waits.
+    const server = await nodeServer((_request, response) => {
+      if (answered++ === 0) response.end("bye");
+      else setTimeout(() => response.end("bye"), 300);
+    });
     server.server.keepAliveTimeout = 60_000;
-    const child = spawn(process.execPath, ["--import", "tsx", CLIENT, `${server.url}/`, "2"], {
+    const child = spawn(process.execPath, ["--import", "tsx", CLIENT, `${server.url}/`, "2", "no-deadline"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
@@ -661,6 +675,17 @@ describe("h1Transport fails", () => {
 });
 
 describe("h1Transport puts on the wire", () => {
+  it("to a *.localhost host on 127.0.0.1, with the name in Host, as nodeTransport does", async () => {
+    const server = await rawServer((request) => request.socket.write(OK));
+    const url = `http://pod-1.localhost:${server.port}/ping`;
+    expect((await get(url)).text).toBe("ok");
+    expect((await nodeTransport({ method: "GET", url, headers: {} })).text).toBe("ok");
+    expect(server.requests.map((r) => r.headers.host)).toEqual([
+      `pod-1.localhost:${server.port}`,
+      `pod-1.localhost:${server.port}`,
+    ]);
+  });
+
   it("the request line with path and query, Host with its port, Connection: keep-alive, the headers and a byte length", async () => {
     const server = await rawServer((request) => request.socket.write(OK));
     const body = JSON.stringify({ word: "naïve ✓ 🎉" });
