@@ -417,6 +417,43 @@ describe("h1Transport on random answers (fast-check)", () => {
   });
 });
 
+describe("h1Transport on random requests (fast-check)", () => {
+  it("sends any body as its UTF-8 bytes with their length, and any latin1 header value byte for byte", async () => {
+    const server = await rawServer((request) => request.socket.write(OK));
+    const latin1 = fc.string({
+      unit: fc
+        .oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }), fc.constant(9))
+        .map((code) => String.fromCharCode(code)),
+      maxLength: 40,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.string({ unit: "binary", maxLength: 500 })),
+        latin1,
+        async (body, value) => {
+          const before = server.requests.length;
+          const { text } = await h1Transport({
+            method: body === null ? "GET" : "POST",
+            url: `${server.url}/r`,
+            headers: { "X-Value": value },
+            ...(body === null ? {} : { body }),
+          });
+          expect(text).toBe("ok");
+          const [request] = server.requests.slice(before);
+          const lines = request!.rawHead.toString("latin1").split("\r\n");
+          expect(lines).toContain(`X-Value: ${value}`);
+          expect(request!.body.equals(Buffer.from(body ?? ""))).toBe(true);
+          expect(request!.headers["content-length"]).toBe(
+            body === null ? undefined : String(Buffer.byteLength(body)),
+          );
+        },
+      ),
+      { numRuns: 150 },
+    );
+    expect(new Set(server.requests.map((r) => r.connection)).size).toBe(1);
+  });
+});
+
 describe("h1Transport keeps connections", () => {
   it("sends sequential requests on one connection and concurrent ones on separate connections", async () => {
     let held: http.ServerResponse[] = [];
