@@ -343,6 +343,7 @@ function connectionTo(key: string, origin: Origin): Connection {
     if (!connection.broken && !connection.socket.destroyed) return connection;
   }
   const port = origin.port ?? (origin.secure ? 443 : 80);
+  // Only a *.localhost host brings its own lookup (loopback); any other host is resolved by the system.
   const options = { host: origin.hostname, port, ...(origin.lookup ? { lookup: origin.lookup } : {}) };
   let socket: net.Socket;
   if (origin.secure) {
