@@ -207,7 +207,11 @@ class Connection {
         // Another coding last: the body runs until the connection closes (RFC 9112 §6.3).
         reading.left = -2;
         reading.reusable = false;
-      } else reading.left = -1;
+      } else {
+        reading.left = -1;
+        // With a Content-Length too, the framing is in doubt (RFC 9112 §6.3): read by chunks, then close.
+        if (headers["content-length"] !== undefined) reading.reusable = false;
+      }
     } else if (headers["content-length"] !== undefined) {
       const lengths = new Set(headers["content-length"].split(",").map((v) => v.trim()));
       const [only] = lengths;

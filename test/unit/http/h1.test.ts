@@ -237,6 +237,21 @@ describe("h1Transport reads answers framed", () => {
     expect(server.requests.map((r) => r.connection)).toEqual([0, 1, 2]);
   });
 
+  it("chunked with a Content-Length too: by its chunks (RFC 9112 §6.3), and the connection is not used again", async () => {
+    const server = await rawServer((request) => {
+      request.socket.write(
+        request.path === "/both"
+          ? "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+          : OK,
+      );
+    });
+    expect((await get(`${server.url}/both`)).text).toBe("hello");
+    const closed = once(server.sockets[0]!, "close");
+    expect((await get(`${server.url}/next`)).text).toBe("ok");
+    expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
+    await closed; // the server kept it open: the client closed it
+  });
+
   it("204 and 304 carry no body whatever they say, nor does an answer to HEAD; the connection stays usable", async () => {
     const answers: Record<string, string> = {
       "/204": "HTTP/1.1 204 No Content\r\n\r\n",
@@ -320,16 +335,18 @@ describe("h1Transport reads answers framed", () => {
     ]);
   });
 
-  it("joins repeated headers with ', ' and reads header names in any case, as nodeTransport does", async () => {
+  it("joins repeated headers with ', ' and reads header names in any case and values as latin1, as nodeTransport does", async () => {
     const server = await rawServer((request) => {
       request.socket.write(
         "HTTP/1.1 200 OK\r\nX-Twice: a\r\ncontent-TYPE: application/json\r\nx-twice: b\r\nX-TWICE:c\r\n" +
-          "X-Spaces:   padded value \t\r\nX-Empty:\r\nContent-Length: 2\r\n\r\n{}",
+          "X-Spaces:   padded value \t\r\nX-Empty:\r\nX-Latin1: caf\xe9\r\nContent-Length: 2\r\n\r\n{}",
+        "latin1",
       );
     });
     for (const transport of [h1Transport, nodeTransport]) {
       const { response } = await transport({ method: "GET", url: `${server.url}/`, headers: {} });
       const names = [
+        "x-latin1",
         "x-twice",
         "X-Twice",
         "CONTENT-TYPE",
@@ -339,6 +356,7 @@ describe("h1Transport reads answers framed", () => {
         "x-missing",
       ];
       expect(names.map((name) => response.headers.get(name))).toEqual([
+        "café",
         "a, b, c",
         "a, b, c",
         "application/json",
@@ -498,9 +516,10 @@ describe("h1Transport keeps connections", () => {
     };
     // The server keeps it open, so the client must close it itself.
     await get(`${server.url}/close`);
-    await once(server.sockets[0]!, "close");
+    const closed = once(server.sockets[0]!, "close");
     await get(`${server.url}/next`);
     expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
+    await closed;
     expect(await connectionAfter("/close-listed")).toBe("new");
     expect(await connectionAfter("/http10")).toBe("new");
     expect(await connectionAfter("/http10-keep")).toBe("reused");
