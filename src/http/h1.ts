@@ -182,7 +182,8 @@ class Connection {
       if (code === 101) throw badAnswer("101 Switching Protocols without an upgrade");
       return true;
     }
-    const headers: Record<string, string> = {};
+    // No prototype: an answer's "Constructor" header read Object's constructor (and get("constructor") returned it).
+    const headers: Record<string, string> = Object.create(null);
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(":");
