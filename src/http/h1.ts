@@ -26,6 +26,7 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A header name must be an RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const NON_ASCII = /[\u0080-\uffff]/;
+const PLAIN_METHOD = /^[A-Z]+$/;
 
 /** The error of an answer the server broke off or never sent, as node:http names it. */
 function hangUp(): Error {
@@ -401,7 +402,9 @@ function setsFraming(headers: Record<string, string>): boolean {
 /** The platform's transport: HTTP/1.1 on kept-alive sockets, node:http for what it does not take. */
 export const h1Transport: Transport = (request) => {
   const target = targetOf(request.url);
-  if (!target || setsFraming(request.headers)) return nodeTransport(request);
+  // Any method but plain upper case goes to node:http, which upper-cases it or refuses it (a space or CRLF would split the request).
+  if (!target || !PLAIN_METHOD.test(request.method) || setsFraming(request.headers))
+    return nodeTransport(request);
   const { origin, path } = target;
   const { signal, timeoutMs } = request;
   if (signal?.aborted) return Promise.reject(abortReason(signal));

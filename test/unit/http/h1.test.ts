@@ -705,8 +705,15 @@ describe("h1Transport fails", () => {
     expect(server.requests.map((r) => `${r.path} ${r.connection}`)).toEqual(["/held 0", "/ok 1"]);
   });
 
-  it("refuses header values with CR, LF, NUL, DEL or past latin1, and bad header names, as node:http does, sending nothing", async () => {
+  it("refuses header values with CR, LF, NUL, DEL or past latin1, bad header names and methods, as node:http does, sending nothing", async () => {
     const server = await rawServer((request) => request.socket.write(OK));
+    const compare = async (request: WireRequest) => {
+      const ours = await failureOf(h1Transport(request));
+      const node = await failureOf(nodeTransport(request));
+      expect(ours).toBeInstanceOf(TypeError);
+      expect({ code: ours.code, message: ours.message }).toEqual({ code: node.code, message: node.message });
+      expect(ours.code).toMatch(/^ERR_INVALID_(CHAR|HTTP_TOKEN)$/);
+    };
     const bad: Record<string, string>[] = [
       { "X-Evil": "a\r\nX-Injected: 1" },
       { "X-Evil": "a\nb" },
@@ -720,11 +727,11 @@ describe("h1Transport fails", () => {
     ];
     for (const headers of bad) {
       const request = { method: "POST", url: `${server.url}/x`, headers, body: "{}" };
-      const ours = await failureOf(h1Transport(request));
-      const node = await failureOf(nodeTransport(request));
-      expect(ours).toBeInstanceOf(TypeError);
-      expect({ code: ours.code, message: ours.message }).toEqual({ code: node.code, message: node.message });
-      expect(ours.code).toMatch(/^ERR_INVALID_(CHAR|HTTP_TOKEN)$/);
+      await compare(request);
+    }
+    // A method that could split the request, too.
+    for (const method of ["GE T", "GET /x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET", "GET\u0000"]) {
+      await compare({ method, url: `${server.url}/x`, headers: {} });
     }
     expect((await get(`${server.url}/ok`)).text).toBe("ok");
     expect(server.requests.map((r) => r.path)).toEqual(["/ok"]);
@@ -819,7 +826,7 @@ describe("h1Transport puts on the wire", () => {
     expect(seen).toEqual(["café ÿ", "café ÿ"]);
   });
 
-  it("what node:http sends when the caller sets Host, Content-Length, Connection or Transfer-Encoding itself", async () => {
+  it("what node:http sends when the caller sets Host, Content-Length, Connection or Transfer-Encoding itself, or a lower-case method", async () => {
     const seen: http.IncomingHttpHeaders[] = [];
     const server = await nodeServer((request, response) => {
       seen.push(request.headers);
@@ -846,6 +853,13 @@ describe("h1Transport puts on the wire", () => {
     expect(seen[1]!["content-length"]).toBe("2");
     expect(seen[2]!.connection).toBe("close");
     expect(seen[3]!["transfer-encoding"]).toBe("chunked");
+    // A lower-case method goes out upper-cased, as node:http sends it.
+    const methods: string[] = [];
+    server.server.on("request", (request: http.IncomingMessage) => methods.push(request.method ?? ""));
+    expect(
+      (await h1Transport({ method: "post", url: `${server.url}/p`, headers: {}, body: "{}" })).text,
+    ).toBe("fine");
+    expect(methods).toEqual(["POST"]);
   });
 });
 
