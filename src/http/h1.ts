@@ -402,7 +402,7 @@ function setsFraming(headers: Record<string, string>): boolean {
 /** The platform's transport: HTTP/1.1 on kept-alive sockets, node:http for what it does not take. */
 export const h1Transport: Transport = (request) => {
   const target = targetOf(request.url);
-  // Any method but plain upper case goes to node:http, which upper-cases it or refuses it (a space or CRLF would split the request).
+  // node:http upper-cases other methods, or refuses them (a space or CRLF would split the request).
   if (!target || !PLAIN_METHOD.test(request.method) || setsFraming(request.headers))
     return nodeTransport(request);
   const { origin, path } = target;
