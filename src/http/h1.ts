@@ -26,6 +26,7 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A header name must be an RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const NON_ASCII = /[\u0080-\uffff]/;
+const PLAIN_METHOD = /^[A-Z]+$/;
 
 /** The error of an answer the server broke off or never sent, as node:http names it. */
 function hangUp(): Error {
@@ -99,7 +100,7 @@ class Connection {
       this.headDone = false;
       if (!NON_ASCII.test(head)) this.socket.write(body === undefined ? head : head + body);
       else {
-        // Header values go out in latin1, as node:http sends them; the body in UTF-8.
+        // Header values go out in latin1, as node:http sends them, with a body or without (a GET's went out as UTF-8).
         this.socket.cork();
         this.socket.write(head, "latin1");
         if (body !== undefined) this.socket.write(body);
@@ -182,7 +183,8 @@ class Connection {
       if (code === 101) throw badAnswer("101 Switching Protocols without an upgrade");
       return true;
     }
-    const headers: Record<string, string> = {};
+    // No prototype: an answer's "Constructor" header read Object's constructor (and get("constructor") returned it).
+    const headers: Record<string, string> = Object.create(null);
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(":");
@@ -207,7 +209,11 @@ class Connection {
         // Another coding last: the body runs until the connection closes (RFC 9112 §6.3).
         reading.left = -2;
         reading.reusable = false;
-      } else reading.left = -1;
+      } else {
+        reading.left = -1;
+        // With a Content-Length too, the framing is in doubt (RFC 9112 §6.3): read by chunks, then close.
+        if (headers["content-length"] !== undefined) reading.reusable = false;
+      }
     } else if (headers["content-length"] !== undefined) {
       const lengths = new Set(headers["content-length"].split(",").map((v) => v.trim()));
       const [only] = lengths;
@@ -343,6 +349,7 @@ function connectionTo(key: string, origin: Origin): Connection {
     if (!connection.broken && !connection.socket.destroyed) return connection;
   }
   const port = origin.port ?? (origin.secure ? 443 : 80);
+  // Only a *.localhost host brings its own lookup (loopback); any other host is resolved by the system.
   const options = { host: origin.hostname, port, ...(origin.lookup ? { lookup: origin.lookup } : {}) };
   let socket: net.Socket;
   if (origin.secure) {
@@ -395,7 +402,9 @@ function setsFraming(headers: Record<string, string>): boolean {
 /** The platform's transport: HTTP/1.1 on kept-alive sockets, node:http for what it does not take. */
 export const h1Transport: Transport = (request) => {
   const target = targetOf(request.url);
-  if (!target || setsFraming(request.headers)) return nodeTransport(request);
+  // node:http upper-cases other methods, or refuses them (a space or CRLF would split the request).
+  if (!target || !PLAIN_METHOD.test(request.method) || setsFraming(request.headers))
+    return nodeTransport(request);
   const { origin, path } = target;
   const { signal, timeoutMs } = request;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
