@@ -3,6 +3,8 @@ import { findUnsafeJson } from "../../job/json-safe.js";
 import type { Logger } from "../../log/index.js";
 import type { PlatformClient } from "./client.js";
 
+const SETTLED = Promise.resolve();
+
 /**
  * Sends one job's progress updates in order, one at a time; an update that arrives while another is
  * in flight replaces any still waiting (latest wins). Once closed, nothing more is sent, so an update
@@ -47,9 +49,10 @@ export class ProgressSender {
   }
 
   /** Drops updates not yet sent and waits for the one in flight, so the final result goes out last. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
     this.pending = undefined;
-    await this.sending;
+    // Most jobs send no progress: nothing to wait for, and no promise made per job.
+    return this.sending ?? SETTLED;
   }
 }
