@@ -23,6 +23,7 @@ const MODULES = {
   ],
   "src/http/client.ts": ["test/unit/http/*.test.ts", "test/unit/client/breaker.test.ts"],
   "src/http/retry.ts": ["test/unit/http/*.test.ts"],
+  "src/http/h1.ts": ["test/unit/http/h1.test.ts"],
   "src/cli/deploy/mapping.ts": ["test/deploy/mapping.test.ts"],
   "src/cli/deploy/rest-client.ts": ["test/deploy/rest-client.test.ts"],
   "src/platform/workers/lb-proxy.ts": ["test/unit/platform/workers/lb-proxy.test.ts"],
