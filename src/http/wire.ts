@@ -1,7 +1,7 @@
 // One HTTP exchange over Node's own http/https with kept-alive connections, the answer's body read whole as text.
 // Why not fetch: on Node 20 a take → done pair through fetch costs ~0.5 ms more CPU than through node:http, most of
 // a no-op job (docs/benchmarks.md); undici's own request() is as fast but its import costs ~65 ms and ~20 MB.
-import http from "node:http";
+import type http from "node:http";
 import type https from "node:https";
 import type { LookupFunction } from "node:net";
 
@@ -46,8 +46,17 @@ export class WireTimeoutError extends Error {
 // hint says so, so a request seldom meets a connection the server is closing. (The timeout only closes idle
 // connections: on a busy one it emits an event no one acts on; each exchange keeps its own deadline.)
 export const IDLE_CONNECTION_MS = 4_000;
-const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
+let plain: { agent: http.Agent; request: typeof http.request } | undefined;
 let tls: { agent: https.Agent; request: typeof https.request } | undefined;
+
+/** node:http and its agent, loaded on first use: the queue worker's own calls go over h1.ts and never load it. */
+function plainTransport(): { agent: http.Agent; request: typeof http.request } {
+  if (!plain) {
+    const { Agent, request } = process.getBuiltinModule("node:http");
+    plain = { agent: new Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }), request };
+  }
+  return plain;
+}
 
 /** node:https and its agent, loaded on the first https URL: a worker on a plain-http platform never loads TLS. */
 function secureTransport(): { agent: https.Agent; request: typeof https.request } {
@@ -142,7 +151,7 @@ function send(request: WireRequest, onResponse: (res: http.IncomingMessage) => v
   const options: http.RequestOptions = {
     method: request.method,
     headers: request.headers,
-    agent: secure ? secureTransport().agent : httpAgent,
+    agent: secure ? secureTransport().agent : plainTransport().agent,
   };
   if (target) {
     const { origin } = target;
@@ -154,7 +163,7 @@ function send(request: WireRequest, onResponse: (res: http.IncomingMessage) => v
   } else {
     options.lookup = lookupFor(request.url);
   }
-  const start = secure ? secureTransport().request : http.request;
+  const start = secure ? secureTransport().request : plainTransport().request;
   return target ? start(options, onResponse) : start(request.url, options, onResponse);
 }
 
