@@ -41,6 +41,9 @@ function badAnswer(why: string): Error {
 /** node:https's request, loaded on the first https URL: a worker on a plain-http platform never loads TLS. */
 let connectTls: typeof tls.connect | undefined;
 
+/** The last TLS session each https origin gave, to resume on the next connection. */
+const sessions = new Map<string, Buffer>();
+
 /** Idle connections by origin ("https://host:port"), the most recently used last. */
 const idle = new Map<string, Connection[]>();
 
@@ -354,11 +357,16 @@ function connectionTo(key: string, origin: Origin): Connection {
   let socket: net.Socket;
   if (origin.secure) {
     connectTls ??= process.getBuiltinModule("node:tls").connect;
-    socket = connectTls({
+    // The last TLS session to this origin resumed, as node:https's agent does: a new connection skips the full handshake.
+    const tlsOptions: tls.ConnectionOptions = {
       ...options,
       ...(net.isIP(origin.hostname) ? {} : { servername: origin.hostname }),
       ALPNProtocols: ["http/1.1"],
-    });
+    };
+    const session = sessions.get(key);
+    if (session) tlsOptions.session = session;
+    socket = connectTls(tlsOptions);
+    socket.on("session", (ticket: Buffer) => sessions.set(key, ticket));
   } else socket = net.connect(options);
   return new Connection(key, socket);
 }
