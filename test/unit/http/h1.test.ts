@@ -2,16 +2,17 @@
 // split points are the test's) and node:http servers; answers, kept-alive connections, broken answers, deadlines,
 // aborts, the request head on the wire, TLS and IPv6. A fault here loses jobs, so most tests try to break it.
 import { execFileSync, spawn } from "node:child_process";
-import { once } from "node:events";
+import { getEventListeners, once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
+import tls from "node:tls";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { describeFailure, neverSent } from "../../../src/http/client.js";
 import { h1Transport } from "../../../src/http/h1.js";
 import { nodeTransport, type WireRequest, WireTimeoutError } from "../../../src/http/wire.js";
@@ -615,6 +616,129 @@ describe("h1Transport keeps connections", () => {
     expect(server.requests.map((r) => r.connection)).toEqual([0, 1, 2]);
   });
 
+  it("closes an idle connection when its hint's time is up: a new hint sets a new time, a use pushes it back, a use in flight is left alone", async () => {
+    // Fake timers: the test moves the clock, so "not closed yet" is a fact, not a race.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const hints: Record<string, string> = {
+        "/t2": "timeout=2",
+        "/t12": "timeout=12",
+        "/held": "timeout=2",
+      };
+      let arrived: (socket: net.Socket) => void = () => {};
+      const server = await rawServer((request) => {
+        const hint = hints[request.path];
+        const answer = `HTTP/1.1 200 OK\r\n${hint ? `Keep-Alive: ${hint}\r\n` : ""}Content-Length: 2\r\n\r\nok`;
+        if (request.path === "/held") arrived(request.socket);
+        else request.socket.write(answer);
+      });
+      const held = (socket: net.Socket) =>
+        socket.write("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 2\r\n\r\nok");
+      /** The connection a request to `path` went on. */
+      const on = async (path: string) => {
+        await get(`${server.url}${path}`);
+        return server.requests.at(-1)!.connection;
+      };
+      // timeout=12 keeps it the default 4 s (capped), not 1 s less than 1 s.
+      const first = await on("/t12");
+      vi.advanceTimersByTime(3_999);
+      expect(await on("/t12")).toBe(first);
+      vi.advanceTimersByTime(4_000);
+      const second = await on("/none");
+      expect(second).not.toBe(first);
+      // A shorter hint later: the connection goes after 1 s, not after the 4 s it had.
+      expect(await on("/t2")).toBe(second);
+      vi.advanceTimersByTime(1_000);
+      const third = await on("/t2");
+      expect(third).not.toBe(second);
+      // A longer hint later: the 1 s it had no longer counts.
+      expect(await on("/none")).toBe(third);
+      vi.advanceTimersByTime(1_000);
+      expect(await on("/t2")).toBe(third);
+      // Each use of the same hint pushes its time back.
+      vi.advanceTimersByTime(600);
+      expect(await on("/t2")).toBe(third);
+      vi.advanceTimersByTime(600);
+      expect(await on("/t2")).toBe(third);
+      // Its time runs out while a request is in flight on it: the request is answered, and then its time starts again.
+      const inFlight = new Promise<net.Socket>((resolve) => {
+        arrived = resolve;
+      });
+      const answer = get(`${server.url}/held`);
+      const socket = await inFlight;
+      vi.advanceTimersByTime(1_000);
+      held(socket);
+      expect((await answer).text).toBe("ok");
+      expect(server.requests.at(-1)!.connection).toBe(third);
+      vi.advanceTimersByTime(999);
+      expect(await on("/t2")).toBe(third);
+      vi.advanceTimersByTime(1_000);
+      expect(await on("/t2")).not.toBe(third);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("spends a deadline with its exchange: an answered one closes nothing later, a failed one leaves no timer behind", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const server = await rawServer(
+        badThenGood(Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")),
+      );
+      // The worker's calls all carry a deadline: the exchange's own error comes back, not a timeout.
+      const failure = await failureOf(get(`${server.url}/bad`, { timeoutMs: 1_000 }));
+      expect({ code: failure.code, message: failure.message }).toEqual({
+        code: "HPE_INVALID_RESPONSE",
+        message: "malformed HTTP answer: Content-Length x",
+      });
+      // A deadline timer left running would hold the process up to timeoutMs.
+      expect(vi.getTimerCount()).toBe(0);
+      expect((await get(`${server.url}/ok`, { timeoutMs: 1_000 })).text).toBe("ok");
+      vi.advanceTimersByTime(1_000);
+      expect((await get(`${server.url}/ok`)).text).toBe("ok");
+      expect(server.requests.map((r) => r.connection)).toEqual([0, 1, 1]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("with a signal and no deadline: waits as long as the answer takes, the abort still ends it, and no listener stays on the signal", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let arrived: (socket: net.Socket) => void = () => {};
+      const server = await rawServer((request) => {
+        if (request.path === "/held") arrived(request.socket);
+        else if (request.path === "/bad")
+          request.socket.write("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n");
+        else request.socket.write(OK);
+      });
+      const nextArrival = () =>
+        new Promise<net.Socket>((resolve) => {
+          arrived = resolve;
+        });
+      // One signal for many exchanges, as the worker's stop signal is.
+      const controller = new AbortController();
+      const { signal } = controller;
+      let arrival = nextArrival();
+      const answered = get(`${server.url}/held`, { signal });
+      const socket = await arrival;
+      vi.advanceTimersByTime(3_600_000);
+      socket.write(OK);
+      expect((await answered).text).toBe("ok");
+      expect(getEventListeners(signal, "abort")).toHaveLength(0);
+      expect((await failureOf(get(`${server.url}/bad`, { signal }))).code).toBe("HPE_INVALID_RESPONSE");
+      expect(getEventListeners(signal, "abort")).toHaveLength(0);
+      arrival = nextArrival();
+      const aborted = get(`${server.url}/held`, { signal });
+      await arrival;
+      const reason = new Error("worker stopping");
+      controller.abort(reason);
+      await expect(aborted).rejects.toBe(reason);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("drops an idle connection the server closes, and the next request opens a new one", async () => {
     // Half-open: the server's FIN goes out, and the client's FIN back shows it has seen it.
     const server = await rawServer((request) => request.socket.write(OK), { allowHalfOpen: true });
@@ -1024,22 +1148,57 @@ describe("h1Transport puts on the wire", () => {
   });
 });
 
+/** A self-signed certificate for 127.0.0.1 in `dir` (key.pem, cert.pem). */
+function selfSigned(dir: string): { key: Buffer; cert: Buffer } {
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ]),
+    { stdio: "ignore" },
+  );
+  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+}
+
 describe("h1Transport over TLS", () => {
+  it("offers http/1.1 by ALPN and the host's name by SNI (no SNI for an IP), and refuses an untrusted certificate", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
+    try {
+      const hellos: { servername: string | false; protocols: string[] }[] = [];
+      const server = tls.createServer({
+        ...selfSigned(dir),
+        // What the client's hello offered, read before the client sees (and refuses) the certificate.
+        ALPNCallback: ({ servername, protocols }) => {
+          hellos.push({ servername, protocols });
+          return protocols[0];
+        },
+      });
+      server.on("tlsClientError", () => {});
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      open.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+      const { port } = server.address() as net.AddressInfo;
+      for (const host of ["api.localhost", "127.0.0.1"]) {
+        const failure = await failureOf(get(`https://${host}:${port}/x`));
+        expect(failure.code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
+      }
+      expect(hellos).toEqual([
+        { servername: "api.localhost", protocols: ["http/1.1"] },
+        { servername: false, protocols: ["http/1.1"] },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reaches an https server whose CA is trusted, on one kept-alive connection", async () => {
     const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
     try {
-      execFileSync(
-        "openssl",
-        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-          "-addext",
-          "subjectAltName=IP:127.0.0.1",
-          "-keyout",
-          join(dir, "key.pem"),
-          "-out",
-          join(dir, "cert.pem"),
-        ]),
-        { stdio: "ignore" },
-      );
+      selfSigned(dir);
       let connections = 0;
       const server = https.createServer(
         { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
