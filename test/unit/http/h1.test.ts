@@ -739,6 +739,17 @@ describe("h1Transport keeps connections", () => {
     }
   });
 
+  it("drops an idle connection that sends bytes nobody asked for: they are never read as the next answer", async () => {
+    const server = await rawServer((request) => request.socket.write(OK));
+    expect((await get(`${server.url}/first`)).text).toBe("ok");
+    // A stray answer on the idle connection, after the client has taken its own.
+    const socket = server.sockets[0]!;
+    socket.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray");
+    await once(socket, "close"); // the client hung up on it
+    expect((await get(`${server.url}/next`)).text).toBe("ok");
+    expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
+  });
+
   it("drops an idle connection the server closes, and the next request opens a new one", async () => {
     // Half-open: the server's FIN goes out, and the client's FIN back shows it has seen it.
     const server = await rawServer((request) => request.socket.write(OK), { allowHalfOpen: true });
