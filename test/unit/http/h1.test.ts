@@ -2,16 +2,17 @@
 // split points are the test's) and node:http servers; answers, kept-alive connections, broken answers, deadlines,
 // aborts, the request head on the wire, TLS and IPv6. A fault here loses jobs, so most tests try to break it.
 import { execFileSync, spawn } from "node:child_process";
-import { once } from "node:events";
+import { getEventListeners, once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import tls from "node:tls";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { describeFailure, neverSent } from "../../../src/http/client.js";
 import { h1Transport } from "../../../src/http/h1.js";
 import { nodeTransport, type WireRequest, WireTimeoutError } from "../../../src/http/wire.js";
@@ -132,7 +133,8 @@ async function writeInPieces(socket: net.Socket, bytes: Buffer, cuts: readonly n
   for (const cut of [...cuts, bytes.length]) {
     if (cut <= from || cut > bytes.length) continue;
     await new Promise<void>((resolve) => socket.write(bytes.subarray(from, cut), () => resolve()));
-    await new Promise((resolve) => setImmediate(resolve));
+    // Two turns of the loop, so that the client's read (in the poll phase between them) takes this piece alone.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     from = cut;
   }
 }
@@ -252,6 +254,70 @@ describe("h1Transport reads answers framed", () => {
     await closed; // the server kept it open: the client closed it
   });
 
+  it("by chunks only when chunked is the last coding, whole; otherwise until the connection closes", async () => {
+    const body = "5\r\nhello\r\n0\r\n\r\n";
+    const codings = ["gzip, chunked", "chunked, gzip", "xchunked", "chunkedx"];
+    const server = await rawServer((request) => {
+      const coding = codings[Number(request.path.slice(1))];
+      request.socket.end(`HTTP/1.1 200 OK\r\nTransfer-Encoding: ${coding}\r\n\r\n${body}`);
+    });
+    const texts = [];
+    for (const [index] of codings.entries()) {
+      texts.push((await get(`${server.url}/${index}`)).text);
+      await once(server.sockets[index]!, "close"); // the next request must not meet this closing connection
+    }
+    expect(texts).toEqual(["hello", body, body, body]);
+  });
+
+  it("by a Content-Length repeated with the same value (RFC 9110 §8.6; node:http refuses it), on a kept connection", async () => {
+    const answers: Record<string, string> = {
+      "/list": "HTTP/1.1 200 OK\r\nContent-Length: 2 ,2\r\n\r\nok",
+      "/twice": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
+    };
+    const server = await rawServer((request) => request.socket.write(answers[request.path] ?? OK));
+    expect((await get(`${server.url}/list`)).text).toBe("ok");
+    expect((await get(`${server.url}/twice`)).text).toBe("ok");
+    expect((await get(`${server.url}/next`)).text).toBe("ok");
+    expect(server.requests.map((r) => r.connection)).toEqual([0, 0, 0]);
+  });
+
+  it("with a head of exactly 16 KiB, whole or with its end in a later write, and a chunk line of 16 KiB; not a byte more", async () => {
+    const headOf = (size: number) => {
+      const start = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Big: ";
+      return start + "b".repeat(size - start.length);
+    };
+    const chunkLineOf = (size: number) => `X-Trailer: ${"t".repeat(size - "X-Trailer: ".length)}`;
+    const chunkedHead = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n";
+    const cases: Record<string, { bytes: Buffer; cuts: number[] }> = {};
+    for (const size of [16 * 1024, 16 * 1024 + 1]) {
+      const head = headOf(size);
+      cases[`/head-whole-${size}`] = { bytes: Buffer.from(`${head}\r\n\r\nok`), cuts: [] };
+      cases[`/head-split-${size}`] = { bytes: Buffer.from(`${head}\r\n\r\nok`), cuts: [head.length] };
+      const line = `${chunkedHead}${chunkLineOf(size)}`;
+      cases[`/chunk-line-${size}`] = { bytes: Buffer.from(`${line}\r\n\r\n`), cuts: [line.length] };
+    }
+    const server = await rawServer((request) => {
+      const { bytes, cuts } = cases[request.path]!;
+      void writeInPieces(request.socket, bytes, cuts);
+    });
+    const outcomes: Record<string, string> = {};
+    for (const path of Object.keys(cases)) {
+      outcomes[path] = await get(`${server.url}${path}`).then(
+        ({ text }) => text,
+        (err: NodeJS.ErrnoException) => `${err.code} ${err.message}`,
+      );
+    }
+    const overflow = "HPE_HEADER_OVERFLOW malformed HTTP answer: head too large";
+    expect(outcomes).toEqual({
+      "/head-whole-16384": "ok",
+      "/head-split-16384": "ok",
+      "/chunk-line-16384": "ok",
+      "/head-whole-16385": overflow,
+      "/head-split-16385": overflow,
+      "/chunk-line-16385": "HPE_INVALID_RESPONSE malformed HTTP answer: chunk line too long",
+    });
+  });
+
   it("204 and 304 carry no body whatever they say, nor does an answer to HEAD; the connection stays usable", async () => {
     const answers: Record<string, string> = {
       "/204": "HTTP/1.1 204 No Content\r\n\r\n",
@@ -310,13 +376,16 @@ describe("h1Transport reads answers framed", () => {
     expect(server.sockets).toHaveLength(1);
   });
 
-  it("reads status lines with a reason phrase, without one, and with an empty one", async () => {
+  it("reads status lines with a reason phrase, without one, and with an empty one; ok for 2xx only", async () => {
     const lines: Record<string, string> = {
       "/reason": "HTTP/1.1 503 Service Unavailable",
       "/spaces": "HTTP/1.1 418 I am a teapot",
       "/none": "HTTP/1.1 404",
       "/empty": "HTTP/1.1 200 ",
       "/old": "HTTP/1.0 202 Accepted",
+      "/299": "HTTP/1.1 299 Odd",
+      "/300": "HTTP/1.1 300 Multiple Choices",
+      "/099": "HTTP/1.1 099 Odd", // a final answer below 100, as node:http reads it
     };
     const server = await rawServer((request) => {
       request.socket.write(`${lines[request.path]}\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\nx`);
@@ -333,6 +402,9 @@ describe("h1Transport reads answers framed", () => {
       [404, "", false, "x"],
       [200, "", true, "x"],
       [202, "Accepted", true, "x"],
+      [299, "Odd", true, "x"],
+      [300, "Multiple Choices", false, "x"],
+      [99, "Odd", false, "x"],
     ]);
   });
 
@@ -544,6 +616,140 @@ describe("h1Transport keeps connections", () => {
     expect(server.requests.map((r) => r.connection)).toEqual([0, 1, 2]);
   });
 
+  it("closes an idle connection when its hint's time is up: a new hint sets a new time, a use pushes it back, a use in flight is left alone", async () => {
+    // Fake timers: the test moves the clock, so "not closed yet" is a fact, not a race.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const hints: Record<string, string> = {
+        "/t2": "timeout=2",
+        "/t12": "timeout=12",
+        "/held": "timeout=2",
+      };
+      let arrived: (socket: net.Socket) => void = () => {};
+      const server = await rawServer((request) => {
+        const hint = hints[request.path];
+        const answer = `HTTP/1.1 200 OK\r\n${hint ? `Keep-Alive: ${hint}\r\n` : ""}Content-Length: 2\r\n\r\nok`;
+        if (request.path === "/held") arrived(request.socket);
+        else request.socket.write(answer);
+      });
+      const held = (socket: net.Socket) =>
+        socket.write("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 2\r\n\r\nok");
+      /** The connection a request to `path` went on. */
+      const on = async (path: string) => {
+        await get(`${server.url}${path}`);
+        return server.requests.at(-1)!.connection;
+      };
+      // timeout=12 keeps it the default 4 s (capped), not 1 s less than 1 s.
+      const first = await on("/t12");
+      vi.advanceTimersByTime(3_999);
+      expect(await on("/t12")).toBe(first);
+      vi.advanceTimersByTime(4_000);
+      const second = await on("/none");
+      expect(second).not.toBe(first);
+      // A shorter hint later: the connection goes after 1 s, not after the 4 s it had.
+      expect(await on("/t2")).toBe(second);
+      vi.advanceTimersByTime(1_000);
+      const third = await on("/t2");
+      expect(third).not.toBe(second);
+      // A longer hint later: the 1 s it had no longer counts.
+      expect(await on("/none")).toBe(third);
+      vi.advanceTimersByTime(1_000);
+      expect(await on("/t2")).toBe(third);
+      // Each use of the same hint pushes its time back.
+      vi.advanceTimersByTime(600);
+      expect(await on("/t2")).toBe(third);
+      vi.advanceTimersByTime(600);
+      expect(await on("/t2")).toBe(third);
+      // Its time runs out while a request is in flight on it: the request is answered, and then its time starts again.
+      const inFlight = new Promise<net.Socket>((resolve) => {
+        arrived = resolve;
+      });
+      const answer = get(`${server.url}/held`);
+      const socket = await inFlight;
+      vi.advanceTimersByTime(1_000);
+      held(socket);
+      expect((await answer).text).toBe("ok");
+      expect(server.requests.at(-1)!.connection).toBe(third);
+      vi.advanceTimersByTime(999);
+      expect(await on("/t2")).toBe(third);
+      vi.advanceTimersByTime(1_000);
+      expect(await on("/t2")).not.toBe(third);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("spends a deadline with its exchange: an answered one closes nothing later, a failed one leaves no timer behind", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const server = await rawServer(
+        badThenGood(Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")),
+      );
+      // The worker's calls all carry a deadline: the exchange's own error comes back, not a timeout.
+      const failure = await failureOf(get(`${server.url}/bad`, { timeoutMs: 1_000 }));
+      expect({ code: failure.code, message: failure.message }).toEqual({
+        code: "HPE_INVALID_RESPONSE",
+        message: "malformed HTTP answer: Content-Length x",
+      });
+      // A deadline timer left running would hold the process up to timeoutMs.
+      expect(vi.getTimerCount()).toBe(0);
+      expect((await get(`${server.url}/ok`, { timeoutMs: 1_000 })).text).toBe("ok");
+      vi.advanceTimersByTime(1_000);
+      expect((await get(`${server.url}/ok`)).text).toBe("ok");
+      expect(server.requests.map((r) => r.connection)).toEqual([0, 1, 1]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("with a signal and no deadline: waits as long as the answer takes, the abort still ends it, and no listener stays on the signal", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let arrived: (socket: net.Socket) => void = () => {};
+      const server = await rawServer((request) => {
+        if (request.path === "/held") arrived(request.socket);
+        else if (request.path === "/bad")
+          request.socket.write("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n");
+        else request.socket.write(OK);
+      });
+      const nextArrival = () =>
+        new Promise<net.Socket>((resolve) => {
+          arrived = resolve;
+        });
+      // One signal for many exchanges, as the worker's stop signal is.
+      const controller = new AbortController();
+      const { signal } = controller;
+      let arrival = nextArrival();
+      const answered = get(`${server.url}/held`, { signal });
+      const socket = await arrival;
+      vi.advanceTimersByTime(3_600_000);
+      socket.write(OK);
+      expect((await answered).text).toBe("ok");
+      expect(getEventListeners(signal, "abort")).toHaveLength(0);
+      expect((await failureOf(get(`${server.url}/bad`, { signal }))).code).toBe("HPE_INVALID_RESPONSE");
+      expect(getEventListeners(signal, "abort")).toHaveLength(0);
+      arrival = nextArrival();
+      const aborted = get(`${server.url}/held`, { signal });
+      await arrival;
+      const reason = new Error("worker stopping");
+      controller.abort(reason);
+      await expect(aborted).rejects.toBe(reason);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("drops an idle connection that sends bytes nobody asked for: they are never read as the next answer", async () => {
+    const server = await rawServer((request) => request.socket.write(OK));
+    expect((await get(`${server.url}/first`)).text).toBe("ok");
+    // A stray answer on the idle connection, after the client has taken its own.
+    const socket = server.sockets[0]!;
+    socket.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray");
+    await once(socket, "close"); // the client hung up on it
+    expect((await get(`${server.url}/next`)).text).toBe("ok");
+    expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
+  });
+
   it("drops an idle connection the server closes, and the next request opens a new one", async () => {
     // Half-open: the server's FIN goes out, and the client's FIN back shows it has seen it.
     const server = await rawServer((request) => request.socket.write(OK), { allowHalfOpen: true });
@@ -629,33 +835,123 @@ describe("h1Transport fails", () => {
     expect((await get(`${server.url}/ok`)).text).toBe("ok");
   });
 
-  const malformed: Record<string, string> = {
-    "status line": "HTTP/1.1 OK 200\r\nContent-Length: 2\r\n\r\nok",
-    protocol: "HTTP/2 200 OK\r\nContent-Length: 2\r\n\r\nok",
-    "header line": "HTTP/1.1 200 OK\r\nno colon here\r\nContent-Length: 2\r\n\r\nok",
-    "header name": "HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nok",
-    "chunk size": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n",
-    "chunk size too big":
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1234567890123\r\nok\r\n0\r\n\r\n",
-    "chunk without its CRLF": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n",
-    "conflicting Content-Length values":
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
-    "conflicting Content-Length list": "HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok",
-    "negative Content-Length": "HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok",
-    "more bytes than Content-Length": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokAND MORE",
-    "data after the last chunk": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1",
-    "101 without an upgrade": "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n",
-    "head over 16 KiB": `HTTP/1.1 200 OK\r\nX-Big: ${"b".repeat(16 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
-    "head over 16 KiB, no end in sight": `HTTP/1.1 200 OK\r\nX-Big: ${"b".repeat(20 * 1024)}`,
+  const longLine = "x".repeat(150);
+  /** Each malformed answer, and the whole message it fails with (the worker logs it). */
+  const malformed: Record<string, { answer: string; message: string; code?: string }> = {
+    "status line": {
+      answer: "HTTP/1.1 OK 200\r\nContent-Length: 2\r\n\r\nok",
+      message: 'status line "HTTP/1.1 OK 200"',
+    },
+    protocol: {
+      answer: "HTTP/2 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      message: 'status line "HTTP/2 200 OK"',
+    },
+    "bytes before the status line": {
+      answer: "xHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      message: 'status line "xHTTP/1.1 200 OK"',
+    },
+    "a four-digit status": {
+      answer: "HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok",
+      message: 'status line "HTTP/1.1 2000 OK"',
+    },
+    // node:http skips empty lines before the status line; the platform never sends them.
+    "an empty line before the status line": {
+      answer: "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      message: 'status line ""',
+    },
+    "a long status line, quoted to 100 characters": {
+      answer: `HTTP/1.1 OK ${longLine}\r\nContent-Length: 2\r\n\r\nok`,
+      message: `status line "${`HTTP/1.1 OK ${longLine}`.slice(0, 100)}"`,
+    },
+    "header line": {
+      answer: "HTTP/1.1 200 OK\r\nno colon here\r\nContent-Length: 2\r\n\r\nok",
+      message: 'header line "no colon here"',
+    },
+    "header line without a name": {
+      answer: "HTTP/1.1 200 OK\r\n: x\r\nContent-Length: 2\r\n\r\nok",
+      message: 'header line ": x"',
+    },
+    "a long header line, quoted to 100 characters": {
+      answer: `HTTP/1.1 200 OK\r\nNoColon${longLine}\r\nContent-Length: 2\r\n\r\nok`,
+      message: `header line "${`NoColon${longLine}`.slice(0, 100)}"`,
+    },
+    "header name": {
+      answer: "HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nok",
+      message: 'header name "bad name"',
+    },
+    "a long header name, quoted to 100 characters": {
+      answer: `HTTP/1.1 200 OK\r\nBad Name${longLine}: x\r\nContent-Length: 2\r\n\r\nok`,
+      message: `header name "${`bad name${longLine}`.slice(0, 100)}"`,
+    },
+    "chunk size": {
+      answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n",
+      message: 'chunk size "zz"',
+    },
+    "chunk size too big": {
+      answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1234567890123\r\nok\r\n0\r\n\r\n",
+      message: 'chunk size "1234567890123"',
+    },
+    "a long chunk size line, quoted to 100 characters": {
+      answer: `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${longLine}\r\nok\r\n0\r\n\r\n`,
+      message: `chunk size "${longLine.slice(0, 100)}"`,
+    },
+    "chunk without its CRLF": {
+      answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n",
+      message: "chunk not followed by CRLF",
+    },
+    "a chunk line over 16 KiB, no end in sight": {
+      answer: `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Big: ${"b".repeat(20 * 1024)}`,
+      message: "chunk line too long",
+    },
+    "conflicting Content-Length values": {
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
+      message: "Content-Length 2, 3",
+    },
+    "conflicting Content-Length list": {
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok",
+      message: "Content-Length 2, 3",
+    },
+    "negative Content-Length": {
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok",
+      message: "Content-Length -2",
+    },
+    "Content-Length with more than digits": {
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok",
+      message: "Content-Length 2x",
+    },
+    "more bytes than Content-Length": {
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokAND MORE",
+      message: "more bytes than its Content-Length",
+    },
+    "data after the last chunk": {
+      answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1",
+      message: "data after the answer",
+    },
+    "101 without an upgrade": {
+      answer: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n",
+      message: "101 Switching Protocols without an upgrade",
+    },
+    "head over 16 KiB": {
+      answer: `HTTP/1.1 200 OK\r\nX-Big: ${"b".repeat(16 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
+      message: "head too large",
+      code: "HPE_HEADER_OVERFLOW",
+    },
+    "head over 16 KiB, no end in sight": {
+      answer: `HTTP/1.1 200 OK\r\nX-Big: ${"b".repeat(20 * 1024)}`,
+      message: "head too large",
+      code: "HPE_HEADER_OVERFLOW",
+    },
   };
-  for (const [what, answer] of Object.entries(malformed)) {
+  for (const [what, { answer, message, code = "HPE_INVALID_RESPONSE" }] of Object.entries(malformed)) {
     it(`on a malformed answer (${what}), and the next request goes on a fresh connection`, async () => {
       const bytes = Buffer.from(answer);
       // In pieces, so a parser that only looks at whole writes cannot pass.
       const server = await rawServer(badThenGood(bytes, [5, Math.floor(bytes.length / 2), bytes.length - 1]));
       const failure = await failureOf(get(`${server.url}/bad`));
-      expect(failure.message).toMatch(/^malformed HTTP answer: /);
-      expect(failure.code).toMatch(/^HPE_/);
+      expect({ code: failure.code, message: failure.message }).toEqual({
+        code,
+        message: `malformed HTTP answer: ${message}`,
+      });
       expect(neverSent(failure)).toBe(false);
       expect((await get(`${server.url}/good`)).text).toBe("ok");
       expect(server.requests.map((r) => r.connection)).toEqual([0, 1]);
@@ -863,22 +1159,57 @@ describe("h1Transport puts on the wire", () => {
   });
 });
 
+/** A self-signed certificate for 127.0.0.1 in `dir` (key.pem, cert.pem). */
+function selfSigned(dir: string): { key: Buffer; cert: Buffer } {
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ]),
+    { stdio: "ignore" },
+  );
+  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+}
+
 describe("h1Transport over TLS", () => {
+  it("offers http/1.1 by ALPN and the host's name by SNI (no SNI for an IP), and refuses an untrusted certificate", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
+    try {
+      const hellos: { servername: string | false; protocols: string[] }[] = [];
+      const server = tls.createServer({
+        ...selfSigned(dir),
+        // What the client's hello offered, read before the client sees (and refuses) the certificate.
+        ALPNCallback: ({ servername, protocols }) => {
+          hellos.push({ servername, protocols });
+          return protocols[0];
+        },
+      });
+      server.on("tlsClientError", () => {});
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      open.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+      const { port } = server.address() as net.AddressInfo;
+      for (const host of ["api.localhost", "127.0.0.1"]) {
+        const failure = await failureOf(get(`https://${host}:${port}/x`));
+        expect(failure.code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
+      }
+      expect(hellos).toEqual([
+        { servername: "api.localhost", protocols: ["http/1.1"] },
+        { servername: false, protocols: ["http/1.1"] },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reaches an https server whose CA is trusted, on one kept-alive connection", async () => {
     const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
     try {
-      execFileSync(
-        "openssl",
-        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-          "-addext",
-          "subjectAltName=IP:127.0.0.1",
-          "-keyout",
-          join(dir, "key.pem"),
-          "-out",
-          join(dir, "cert.pem"),
-        ]),
-        { stdio: "ignore" },
-      );
+      selfSigned(dir);
       let connections = 0;
       const server = https.createServer(
         { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
