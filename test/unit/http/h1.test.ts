@@ -1,7 +1,7 @@
 // h1Transport against real servers on 127.0.0.1: raw `net` servers that write exact bytes (so the framing and the
 // split points are the test's) and node:http servers; answers, kept-alive connections, broken answers, deadlines,
 // aborts, the request head on the wire, TLS and IPv6. A fault here loses jobs, so most tests try to break it.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { getEventListeners, once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -17,6 +17,7 @@ import { describeFailure, neverSent } from "../../../src/http/client.js";
 import { h1Transport } from "../../../src/http/h1.js";
 import { nodeTransport, type WireRequest, WireTimeoutError } from "../../../src/http/wire.js";
 import { closedPortUrl } from "../../client/servers.js";
+import { runClient, selfSigned } from "./fixtures/tls.js";
 
 const CLIENT = fileURLToPath(new URL("./fixtures/h1-client.ts", import.meta.url));
 
@@ -1159,23 +1160,6 @@ describe("h1Transport puts on the wire", () => {
   });
 });
 
-/** A self-signed certificate for 127.0.0.1 in `dir` (key.pem, cert.pem). */
-function selfSigned(dir: string): { key: Buffer; cert: Buffer } {
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-    ]),
-    { stdio: "ignore" },
-  );
-  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
-}
-
 describe("h1Transport over TLS", () => {
   it("offers http/1.1 by ALPN and the host's name by SNI (no SNI for an IP), and refuses an untrusted certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
@@ -1226,18 +1210,7 @@ describe("h1Transport over TLS", () => {
       });
       const url = `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/tls`;
       const run = (env: Record<string, string>) =>
-        new Promise<{ answers?: unknown[]; error?: string }>((resolve, reject) => {
-          const child = spawn(process.execPath, ["--import", "tsx", CLIENT, url, "3"], {
-            env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-            stdio: ["ignore", "pipe", "inherit"],
-          });
-          let out = "";
-          child.stdout.on("data", (chunk: Buffer) => {
-            out += chunk.toString("utf8");
-          });
-          child.once("error", reject);
-          child.once("close", () => resolve(JSON.parse(out)));
-        });
+        runClient<{ answers?: unknown[]; error?: string }>(CLIENT, [url, "3"], env);
       const [untrusted, trusted] = await Promise.all([
         run({}),
         run({ NODE_EXTRA_CA_CERTS: join(dir, "cert.pem") }),
@@ -1246,6 +1219,38 @@ describe("h1Transport over TLS", () => {
       expect(trusted.answers).toEqual([0, 1, 2].map(() => ({ status: 200, text: "secure /tls" })));
       // The untrusted client's handshake failed, so only the trusted one's connection counts.
       expect(connections).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("h1Transport resumes TLS sessions", () => {
+  it("offers the session an origin gave on its next connection, which the server resumes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flash-h1-tls-"));
+    try {
+      const resumed: boolean[] = [];
+      const server = https.createServer(selfSigned(dir), (request, response) =>
+        response.end(`secure ${request.url}`),
+      );
+      server.on("secureConnection", (socket: tls.TLSSocket) => {
+        socket.once("data", () => resumed.push(socket.isSessionReused()));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      open.push({
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      });
+      const url = `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/again`;
+      const answer = await runClient<{ answers?: unknown[] }>(CLIENT, [url, "3", "then-at-once"], {
+        NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"),
+      });
+      expect(answer.answers).toEqual([0, 1, 2].map(() => ({ status: 200, text: "secure /again" })));
+      // The first connection made a full handshake; the second, opened beside it, resumed its session.
+      expect(resumed).toEqual([false, true]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,13 +1,13 @@
 // The node:http transport over TLS, as the worker reaches the real platform (https): the server's certificate
 // is checked against the trusted CAs, and one kept-alive connection carries the requests.
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runClient, selfSigned } from "./fixtures/tls.js";
 
 const CLIENT = fileURLToPath(new URL("./fixtures/tls-client.ts", import.meta.url));
 
@@ -18,34 +18,18 @@ const connections = new Set<number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "flash-tls-"));
-  // A certificate for 127.0.0.1, made here (scripts/test-deps.sh installs openssl).
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-    ]),
-    { stdio: "ignore" },
-  );
-  server = createServer(
-    { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
-    (request, response) => {
-      connections.add(request.socket.remotePort ?? 0);
-      let body = "";
-      request.on("data", (chunk: Buffer) => {
-        body += chunk.toString("utf8");
-      });
-      request.on("end", () => {
-        response
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ echo: JSON.parse(body) }));
-      });
-    },
-  );
+  server = createServer(selfSigned(dir), (request, response) => {
+    connections.add(request.socket.remotePort ?? 0);
+    let body = "";
+    request.on("data", (chunk: Buffer) => {
+      body += chunk.toString("utf8");
+    });
+    request.on("end", () => {
+      response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ echo: JSON.parse(body) }));
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
 });
@@ -60,18 +44,7 @@ afterAll(async () => {
 function client(
   env: Record<string, string>,
 ): Promise<{ answers?: { status: number; text: string }[]; error?: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLIENT, url], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8");
-    });
-    child.once("error", reject);
-    child.once("close", () => resolve(JSON.parse(out)));
-  });
+  return runClient(CLIENT, [url], env);
 }
 
 describe("nodeTransport over https", () => {
