@@ -49,6 +49,13 @@ afterEach(async () => {
 });
 
 /** A TCP server that reads whole requests (head and Content-Length body) and lets `answer` write bytes back. */
+/** A raw server that writes the answer its table holds for each request's path, OK for any other. */
+function answering(answers: Record<string, string>): ReturnType<typeof rawServer> {
+  return rawServer((request) => {
+    request.socket.write(answers[request.path] ?? OK);
+  });
+}
+
 async function rawServer(
   answer: (request: RawRequest) => void,
   options: { host?: string; port?: number; allowHalfOpen?: boolean } = {},
@@ -275,7 +282,7 @@ describe("h1Transport reads answers framed", () => {
       "/list": "HTTP/1.1 200 OK\r\nContent-Length: 2 ,2\r\n\r\nok",
       "/twice": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
     };
-    const server = await rawServer((request) => request.socket.write(answers[request.path] ?? OK));
+    const server = await answering(answers);
     expect((await get(`${server.url}/list`)).text).toBe("ok");
     expect((await get(`${server.url}/twice`)).text).toBe("ok");
     expect((await get(`${server.url}/next`)).text).toBe("ok");
@@ -326,9 +333,7 @@ describe("h1Transport reads answers framed", () => {
       "/head": "HTTP/1.1 200 OK\r\nContent-Length: 50\r\nContent-Type: text/plain\r\n\r\n",
       "/head-chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
     };
-    const server = await rawServer((request) => {
-      request.socket.write(answers[request.path] ?? OK);
-    });
+    const server = await answering(answers);
     for (const path of ["/204", "/304", "/head", "/head-chunked", "/ok"]) {
       const { response, text } = await h1Transport({
         method: path.startsWith("/head") ? "HEAD" : "GET",
@@ -582,9 +587,7 @@ describe("h1Transport keeps connections", () => {
       "/http10-keep": "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok",
     };
     // The server keeps every connection open: only the client can decide not to reuse one.
-    const server = await rawServer((request) => {
-      request.socket.write(answers[request.path] ?? OK);
-    });
+    const server = await answering(answers);
     const connectionAfter = async (path: string) => {
       await get(`${server.url}${path}`);
       await get(`${server.url}/next`);
