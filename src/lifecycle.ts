@@ -1,4 +1,5 @@
-// The process around a running app: stray errors logged instead of fatal, and the shutdown signals.
+// The process around a running app: stray errors logged instead of fatal, the shutdown signals, nextTick's shapes.
+import { executionAsyncResource } from "node:async_hooks";
 import type { Logger } from "./log/index.js";
 import { stackText } from "./log/stack.js";
 
@@ -53,4 +54,21 @@ export function nextShutdownSignal(): { signal: Promise<NodeJS.Signals>; dispose
     });
   });
   return { signal, dispose };
+}
+
+/** One of node's nextTick records, held for the life of the process (keepTickShapes). */
+let keptTick: object | undefined;
+
+/**
+ * Holds one of node's nextTick records for good. V8 keeps those records' hidden classes only while one is alive:
+ * a full collection at start-up, with none queued, drops them, the first requests build them again, and
+ * nextTick's property stores, which still remember the dropped ones, turn megamorphic for the life of the
+ * process, ~5 µs more per HTTP request (docs/benchmarks.md, issue 29). A record kept alive keeps its classes.
+ */
+export function keepTickShapes(): void {
+  if (keptTick !== undefined) return;
+  // Inside a nextTick callback the execution resource is that callback's record.
+  process.nextTick(() => {
+    keptTick = executionAsyncResource();
+  });
 }

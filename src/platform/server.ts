@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback } from "../http/loopback.js";
+import { keepTickShapes } from "../lifecycle.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./api/client-api.js";
 import type { PlatformContext } from "./api/context.js";
@@ -284,6 +285,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
   await app.register(restApi, { host: restHost });
 
+  keepTickShapes();
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");

@@ -4,7 +4,13 @@ import { serverOf } from "../app/model-server/handler.js";
 import { type App, registry } from "../app/registry.js";
 import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
-import { guardProcess, nextShutdownSignal, onShutdownSignal, stopWithParent } from "../lifecycle.js";
+import {
+  guardProcess,
+  keepTickShapes,
+  nextShutdownSignal,
+  onShutdownSignal,
+  stopWithParent,
+} from "../lifecycle.js";
 import { flushLog, type Logger, openLogger } from "../log/index.js";
 import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
@@ -197,6 +203,7 @@ function resultOnStdout(): (text: string) => void {
 /** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   appImportedAt ??= performance.now();
+  keepTickShapes();
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
   let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
   if (app.kind === "handler" && registry().remotes.size > 0) {

@@ -222,6 +222,31 @@ describe("serving routes", () => {
     expect(res.headers["x-kind"]).toBe("custom");
     expect(res.body).toBe("made");
   });
+
+  it("answers plain values without reading the global Response, which would load undici on a worker's first request", async () => {
+    const api = endpoint();
+    api.post("/echo", (body) => body);
+    api.get("/text", () => "hi");
+    const server = await serve(api);
+    const global = Object.getOwnPropertyDescriptor(globalThis, "Response")!;
+    let reads = 0;
+    Object.defineProperty(globalThis, "Response", {
+      configurable: true,
+      get: () => {
+        reads++;
+        return global.value ?? global.get?.call(globalThis);
+      },
+    });
+    try {
+      const echo = await server.app.inject({ method: "POST", url: "/echo", ...json({ a: 1 }) });
+      expect(echo.json()).toEqual({ a: 1 });
+      const text = await server.app.inject({ method: "GET", url: "/text" });
+      expect(text.json()).toBe("hi");
+    } finally {
+      Object.defineProperty(globalThis, "Response", global);
+    }
+    expect(reads).toBe(0);
+  });
 });
 
 describe("errors", () => {
