@@ -1,27 +1,25 @@
 // The OpenTelemetry SDK behind the tracing hooks: OTLP/HTTP export configured by the standard OTEL_* variables.
 // Imported only by startTracing() when an OTLP endpoint is set, so the default worker never loads it.
-import {
-  type Context,
-  context,
-  DiagLogLevel,
-  diag,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  resourceFromAttributes,
-} from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import type { Context, Span } from "@opentelemetry/api";
 import { describeError, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import type { JobSpan, SpanAttributes, Tracing } from "./index.js";
+import {
+  BatchSpanProcessor,
+  context,
+  DiagLogLevel,
+  defaultResource,
+  detectResources,
+  diag,
+  envDetector,
+  NodeTracerProvider,
+  OTLPTraceExporter,
+  propagation,
+  resourceFromAttributes,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "./sdk.js";
 
 /** The service name when OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name none. */
 const DEFAULT_SERVICE_NAME = "flash-worker";
