@@ -99,6 +99,19 @@ export async function startup(
   return percentile(times, 50);
 }
 
+/** Start → first take of each of `starts`, one start of each in turn (the host's load moves them alike); medians. */
+export async function startupsTakingTurns<
+  const S extends readonly { args: string[]; env?: Record<string, string> }[],
+>(starts: S, cpus: string | undefined, runs = 7, node?: string): Promise<{ [K in keyof S]: number }> {
+  const times: number[][] = starts.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    for (const [k, start] of starts.entries()) {
+      times[k]!.push(await startup(start.args, cpus, 1, start.env ?? {}, node));
+    }
+  }
+  return times.map((t) => percentile(t, 50)) as { [K in keyof S]: number };
+}
+
 /** The worker's "All fitness checks passed. (N ms)"; median of several starts. */
 async function fitnessMs(args: string[], runs = 7): Promise<number> {
   const times: number[] = [];
@@ -164,12 +177,15 @@ export async function idleRss(
 export async function tracingRows(
   worker: string[],
   cpus: string | undefined,
-  off: { start: number; rss: number },
+  off: { rss: number },
 ): Promise<BenchRow[]> {
   const receiver = await new OtlpReceiver().start();
   try {
     const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
-    const start = await startup(worker, cpus, 7, traced);
+    const [start, offStart] = await startupsTakingTurns(
+      [{ args: worker, env: traced }, { args: worker }],
+      cpus,
+    );
     const rss = await idleRss(worker, undefined, traced);
     return [
       {
@@ -177,9 +193,12 @@ export async function tracingRows(
         name: "process start → first job-take, tracing on (OTLP endpoint set, SDK loaded)",
         value: start,
         unit: "ms",
-        baseline: { name: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", value: off.start },
+        baseline: {
+          name: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT), starts taking turns",
+          value: offStart,
+        },
         target: "<= off + 60 ms",
-        ok: start <= off.start + 60,
+        ok: start <= offStart + 60,
       },
       {
         suite: "queue worker",
@@ -295,10 +314,9 @@ export async function ceilingRows(
       });
     }
   }
-  const bareStart = await startup(bareHttp, cpus, 7, {}, node);
-  const start = await startup(worker, cpus, 7, {}, node);
+  const [bareStart, start] = await startupsTakingTurns([{ args: bareHttp }, { args: worker }], cpus, 7, node);
   row({
-    name: `process start → first job-take (handler.mjs)${on}${flags} (median of 7)`,
+    name: `process start → first job-take (handler.mjs)${on}${flags} (medians of 7, starts taking turns)`,
     value: start,
     unit: "ms",
     baseline: { name: "bare node:http loop", value: bareStart },
@@ -338,8 +356,11 @@ export async function ceilingRows(
 }
 
 async function measure(cpus: string | undefined): Promise<BenchRow[]> {
-  const { rows, start: jsStart, idle } = await ceilingRows(cpus, undefined, true);
-  const tsStart = await startup([FLASH, "start", fixture("noop.ts")], cpus);
+  const { rows, idle } = await ceilingRows(cpus, undefined, true);
+  const [tsStart, jsStart] = await startupsTakingTurns(
+    [{ args: [FLASH, "start", fixture("noop.ts")] }, { args: WORKER }],
+    cpus,
+  );
   rows.push({
     suite: "queue worker",
     name: `process start → first job-take (handler.ts via ${(process.features as { typescript?: unknown }).typescript ? "Node's type stripping" : "esbuild, cached"}, Node ${process.versions.node})`,
@@ -362,15 +383,18 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
   });
   // LOG_FORMAT=json loads pino (the default never does): its cost, beside the default worker's.
   const json = { LOG_FORMAT: "json" };
-  const jsonStart = await startup(WORKER, cpus, 7, json);
+  const [jsonStart, textStart] = await startupsTakingTurns(
+    [{ args: WORKER, env: json }, { args: WORKER }],
+    cpus,
+  );
   rows.push({
     suite: "queue worker",
     name: "process start → first job-take, LOG_FORMAT=json (pino loaded)",
     value: jsonStart,
     unit: "ms",
-    baseline: { name: "default text logs", value: jsStart },
+    baseline: { name: "default text logs, starts taking turns", value: textStart },
     target: "<= default + 30 ms",
-    ok: jsonStart <= jsStart + 30,
+    ok: jsonStart <= textStart + 30,
   });
   const jsonRss = await idleRss(WORKER, undefined, json);
   rows.push({
@@ -382,7 +406,7 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
     target: "<= default + 10 MB",
     ok: jsonRss.started <= idle.started + 10,
   });
-  rows.push(...(await tracingRows(WORKER, cpus, { start: jsStart, rss: idle.started })));
+  rows.push(...(await tracingRows(WORKER, cpus, { rss: idle.started })));
   // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
   for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {
     rows.push(...(await ceilingRows(cpus, node, false)).rows);
