@@ -346,8 +346,8 @@ function send(reply: FastifyReply, value: unknown): unknown {
 }
 
 /**
- * A fetch Response, known by its tag as fastify knows it: `instanceof Response` would load undici on the first
- * request, and that load in the middle of traffic left node's nextTick megamorphic, ~5 µs a request (issue 29).
+ * A fetch Response, known by its tag as fastify knows it: Node defines `Response` lazily, so `instanceof Response`
+ * would load undici (~65 ms, ~20 MB) on a worker's first request, though no route returned one.
  */
 const isResponse = (value: unknown): boolean =>
   typeof value === "object" &&
