@@ -1,7 +1,7 @@
 // Load-balanced mode: requests/s of a trivial POST route through `flash start`, beside bare fastify, same run, under wrk.
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startUntil, stopChild } from "./bench-platform.js";
+import { pinApart, startUntil, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 import { type Figures, fixture, load, median, window } from "./wrk.js";
 
@@ -22,10 +22,14 @@ interface Server {
   port: number;
 }
 
-async function startServer(args: string[]): Promise<Server> {
+/** A server on `cpus` (taskset) when given, apart from wrk and this process; resolves once it listens (and is ready). */
+async function startServer(args: string[], cpus: string | undefined): Promise<Server> {
+  const [command, argv] = cpus
+    ? ["taskset", ["-c", cpus, process.execPath, ...args]]
+    : [process.execPath, args];
   const { child, found } = await startUntil(
-    process.execPath,
-    args,
+    command,
+    argv,
     { PORT: "0", FLASH_LB_HOST: "127.0.0.1", LOG_LEVEL: "INFO" },
     (seen) => {
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)?.[1];
@@ -41,8 +45,18 @@ const measure = (server: Server, ms: number) =>
   window(server.child.pid!, echo(server), "post-echo.lua", CONNECTIONS, ms);
 
 const bench = async (): Promise<BenchRow[]> => {
-  const bare = await startServer([fixture("bare-fastify.mjs")]);
-  const ours = await startServer([FLASH, "start", fixture("routes-echo.mjs")]);
+  // The servers on their own CPU(s), wrk (a child of this process) on the first, as the queue-worker suite pins.
+  const pin = pinApart();
+  try {
+    return await measureRoutes(pin.worker);
+  } finally {
+    pin.release();
+  }
+};
+
+async function measureRoutes(cpus: string | undefined): Promise<BenchRow[]> {
+  const bare = await startServer([fixture("bare-fastify.mjs")], cpus);
+  const ours = await startServer([FLASH, "start", fixture("routes-echo.mjs")], cpus);
   const runs = { bare: [] as Figures[], ours: [] as Figures[] };
   const ratios: number[] = [];
   try {
@@ -94,6 +108,6 @@ const bench = async (): Promise<BenchRow[]> => {
       ok: median(runs.ours.map((f) => f.generatorCpu)) < 0.9,
     },
   ];
-};
+}
 
 export default bench;
