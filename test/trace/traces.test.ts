@@ -285,7 +285,7 @@ describe("traces", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: closed,
       OTEL_EXPORTER_OTLP_TIMEOUT: "500",
     });
-    // scripts/bundle-otel.mjs: the packages' hundreds of files are one module in dist/ (issue 29).
+    // scripts/bundle-lazy.mjs: the packages' hundreds of files are one module in dist/ (issue 29).
     expect(sdk(traced).map((url) => url.slice(url.indexOf("/dist/")))).toStrictEqual([
       "/dist/trace/otel.js",
       "/dist/trace/sdk.js",
