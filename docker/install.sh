@@ -66,12 +66,15 @@ flash --help >/dev/null
 tini --version
 
 # Node's compile cache (Node >= 22.1; the entrypoint points NODE_COMPILE_CACHE here): the queue worker's start
-# path (the CLI, `import "flash-worker"`, the queue worker's modules) compiled once now, so a new container
-# reads V8's code instead of compiling it. Node keys it by user: it serves a container that runs as root.
+# path (the CLI, `import "flash-worker"`, the queue worker's modules) and the modules tracing and JSON logs load,
+# compiled once now, so a new container reads V8's code instead of compiling it. Node keys it by user: it serves
+# a container that runs as root.
 warm=$(mktemp -d)
 printf 'import { handler } from "flash-worker";\nexport default handler(() => ({}));\n' >"$warm/handler.mjs"
 export NODE_COMPILE_CACHE=/var/cache/flash-worker/node-compile-cache
 flash start "$warm/handler.mjs" --test_input '{"input": {}}' >"$warm/out" 2>&1 || { cat "$warm/out"; exit 1; }
 node --input-type=module -e "await (await import('$RUNTIME/dist/runtime/start.js')).loadQueueModules()"
+# And what tracing (OTEL_EXPORTER_OTLP_ENDPOINT) and LOG_FORMAT=json load on demand: imported, not started.
+node --input-type=module -e "await import('$RUNTIME/dist/trace/otel.js'); await import('$RUNTIME/dist/log/json.js')"
 unset NODE_COMPILE_CACHE
 rm -rf "$warm"
