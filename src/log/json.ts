@@ -1,6 +1,6 @@
 // LOG_FORMAT=json: one JSON object per line, written by pino. Loaded by openLogger() only in that mode, so the
 // default worker never pays pino's import (docs/design.md §4 item 9).
-import type { Logger as Pino } from "pino";
+import { type Logger as Pino, pino, stdTimeFunctions } from "pino";
 import {
   type LogBindings,
   type Logger,
@@ -9,7 +9,6 @@ import {
   PINO,
   truncateMessage,
 } from "./index.js";
-import { pino, stdTimeFunctions } from "./pino.js";
 import { redact } from "./redact.js";
 import { stdoutLines } from "./stdout.js";
 import { activeTraceId } from "./trace.js";

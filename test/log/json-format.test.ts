@@ -145,14 +145,13 @@ describe("LOG_FORMAT=json", () => {
     expect(logged.at(-1)?.message).toBe("Endpoint json-logs-api stopped.");
   });
 
-  it("the default text format never loads pino; LOG_FORMAT=json loads it as one bundled module", () => {
-    const pino = (urls: string[]) =>
-      urls.filter((url) => url.includes("/node_modules/pino/") || url.endsWith("/dist/log/pino.js"));
+  it("the default text format never loads pino; LOG_FORMAT=json does", () => {
+    const pino = (urls: string[]) => urls.filter((url) => url.includes("/node_modules/pino/"));
     const text = modulesResolved("test/fixtures/json-logs.ts", {});
     expect(text.some((url) => url.endsWith("/dist/runtime/start.js"))).toBe(true);
     expect(pino(text)).toStrictEqual([]);
-    // scripts/bundle-lazy.mjs: pino and its dependencies are one module in dist/ (issue 29).
-    const json = pino(modulesResolved("test/fixtures/json-logs.ts", { LOG_FORMAT: "json" }));
-    expect(json.map((url) => url.slice(url.indexOf("/dist/")))).toStrictEqual(["/dist/log/pino.js"]);
+    expect(
+      pino(modulesResolved("test/fixtures/json-logs.ts", { LOG_FORMAT: "json" })).length,
+    ).toBeGreaterThan(0);
   });
 });

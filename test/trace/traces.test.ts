@@ -285,7 +285,7 @@ describe("traces", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: closed,
       OTEL_EXPORTER_OTLP_TIMEOUT: "500",
     });
-    // scripts/bundle-lazy.mjs: the SDK's hundreds of files are one module in dist/ (issue 29); only the API, which
+    // scripts/bundle-otel.mjs: the SDK's hundreds of files are one module in dist/ (issue 29); only the API, which
     // the app shares with it, loads as its package.
     expect(sdk(traced).map((url) => url.slice(url.indexOf("/dist/")))).toStrictEqual([
       "/dist/trace/otel.js",
