@@ -1,6 +1,6 @@
 // The parts of the OpenTelemetry SDK that otel.ts uses, in one module: `npm run build` replaces its output with
 // one esbuild bundle of them (scripts/bundle-otel.mjs), all but @opentelemetry/api, which stays the package the
-// app's own spans use. Imported package by package, the SDK's hundreds of CommonJS files took ~100 ms more of a
+// app's own spans use. Imported package by package, the SDK's hundreds of CommonJS files took 60–100 ms more of a
 // traced worker's start (issue 29).
 export {
   context,

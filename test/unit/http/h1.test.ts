@@ -48,7 +48,6 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((server) => server.close()));
 });
 
-/** A TCP server that reads whole requests (head and Content-Length body) and lets `answer` write bytes back. */
 /** A raw server that writes the answer its table holds for each request's path, OK for any other. */
 function answering(answers: Record<string, string>): ReturnType<typeof rawServer> {
   return rawServer((request) => {
@@ -56,6 +55,7 @@ function answering(answers: Record<string, string>): ReturnType<typeof rawServer
   });
 }
 
+/** A TCP server that reads whole requests (head and Content-Length body) and lets `answer` write bytes back. */
 async function rawServer(
   answer: (request: RawRequest) => void,
   options: { host?: string; port?: number; allowHalfOpen?: boolean } = {},
