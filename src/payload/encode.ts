@@ -24,6 +24,16 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const KEY_SLOTS = 64;
 /** Slack added when one write outgrows twice the buffer, so the few bytes after a large str or bytes still fit. */
 const SLACK = 4096;
+/** The largest output buffer kept for the next encode (a 10 MB payload's worth, with room to grow into). */
+const KEEP = 32 * 1024 * 1024;
+
+/**
+ * The last encode's output buffer, lent to the next one: a worker encodes output after output, and growing a
+ * fresh buffer each time (1 KB doubling to 16 MB) made ~30 MB of external memory per 8 MB pickle, which
+ * pushed V8 into full collections of the whole heap. Taken while in use, so an encode inside an encode (a
+ * getter that pickles) grows its own.
+ */
+let spare: Buffer | null = null;
 
 /** Buffer's native UTF-8 writer (what `buf.write(s, at)` calls, without its argument parsing). */
 interface Utf8Write {
@@ -32,11 +42,18 @@ interface Utf8Write {
 
 /** A growable output buffer with the few writes the opcodes need; every write makes its own room. */
 class Writer {
-  buf = new Uint8Array(1024);
-  dv = new DataView(this.buf.buffer);
   /** The same bytes as a Buffer, for Node's native string writer. */
-  node = Buffer.from(this.buf.buffer);
+  node: Buffer;
+  buf: Uint8Array;
+  dv: DataView;
   n = 0;
+
+  constructor() {
+    this.node = spare ?? Buffer.allocUnsafeSlow(1024);
+    spare = null;
+    this.buf = new Uint8Array(this.node.buffer, 0, this.node.length);
+    this.dv = new DataView(this.node.buffer);
+  }
 
   ensure(extra: number): void {
     if (this.n + extra > this.buf.length) this.grow(extra);
@@ -89,9 +106,11 @@ class Writer {
     this.ensure(s.length);
     for (let i = 0; i < s.length; i++) this.buf[this.n++] = s.charCodeAt(i);
   }
-  /** The bytes written, in a buffer of their own. */
+  /** The bytes written, in a buffer of their own; the buffer written into is kept for the next encode. */
   result(): Uint8Array {
-    return this.buf.slice(0, this.n);
+    const out = this.buf.slice(0, this.n);
+    if (this.node.length <= KEEP) spare = this.node;
+    return out;
   }
 }
 
@@ -176,42 +195,55 @@ class Pickler extends Writer {
     this.ascii(`${module}\n${name}\n`);
   }
 
-  /** A safe integer: the shortest of BININT1, BININT2, BININT and LONG1, as CPython picks. */
-  private int(v: number): void {
-    if (v >= 0 && v < 256) this.byte2(0x4b, v);
-    else if (v >= 0 && v < 65536) {
-      this.ensure(3);
-      const buf = this.buf;
-      buf[this.n] = 0x4d;
-      buf[this.n + 1] = v & 0xff;
-      buf[this.n + 2] = v >> 8;
-      this.n += 3;
-    } else if (v >= MIN_I32 && v <= MAX_I32) {
-      this.ensure(5);
-      this.buf[this.n] = 0x4a;
-      this.dv.setInt32(this.n + 1, v, true);
-      this.n += 5;
-    } else this.long1(v);
+  /**
+   * A number: a safe integer as the shortest of BININT1, BININT2, BININT and LONG1 (as CPython picks), anything
+   * else (fractions, -0, beyond 2^53, NaN, ±Infinity) as BINFLOAT. One write path for every number, room made once.
+   */
+  private number(v: number): void {
+    this.ensure(9);
+    const buf = this.buf;
+    const n = this.n;
+    // -0 passes the int32 test but is a float to Python
+    const int32 = (v | 0) === v && (v !== 0 || 1 / v > 0);
+    if (int32) {
+      if (v >= 0 && v < 256) {
+        buf[n] = 0x4b;
+        buf[n + 1] = v;
+        this.n = n + 2;
+      } else if (v >= 0 && v < 65536) {
+        buf[n] = 0x4d;
+        buf[n + 1] = v & 0xff;
+        buf[n + 2] = v >> 8;
+        this.n = n + 3;
+      } else {
+        buf[n] = 0x4a;
+        this.dv.setInt32(n + 1, v, true);
+        this.n = n + 5;
+      }
+    } else if (v !== 0 && Number.isInteger(v) && v <= MAX_SAFE && v >= -MAX_SAFE) this.long1(v, n);
+    else {
+      buf[n] = 0x47;
+      this.dv.setFloat64(n + 1, v, false);
+      this.n = n + 9;
+    }
   }
 
-  /** A safe integer beyond int32 as LONG1: 5 to 7 bytes, written without BigInt. */
-  private long1(v: number): void {
-    let n = 1;
-    let lim = 128;
-    while (v >= lim || v < -lim) {
-      n++;
-      lim *= 256;
-    }
-    this.ensure(n + 2);
+  /**
+   * A safe integer beyond int32 as LONG1, at n with 9 bytes of room: 5 to 7 bytes of two's complement, the low
+   * 32 bits as one uint32 (ToUint32 is exact mod 2^32), the rest from the signed high part (|hi| < 2^21).
+   */
+  private long1(v: number, n: number): void {
+    const size = v < 2 ** 39 && v >= -(2 ** 39) ? 5 : v < 2 ** 47 && v >= -(2 ** 47) ? 6 : 7;
     const buf = this.buf;
-    let at = this.n;
-    buf[at++] = 0x8a;
-    buf[at++] = n;
-    // low 32 bits as uint32 (ToUint32 is exact mod 2^32), the rest a signed int32 (|hi| < 2^21)
     const lo = v >>> 0;
     const hi = (v - lo) / 4294967296;
-    for (let i = 0; i < n; i++) buf[at++] = i < 4 ? (lo >>> (8 * i)) & 0xff : (hi >> (8 * (i - 4))) & 0xff;
-    this.n = at;
+    buf[n] = 0x8a;
+    buf[n + 1] = size;
+    this.dv.setUint32(n + 2, lo, true);
+    buf[n + 6] = hi & 0xff;
+    if (size > 5) buf[n + 7] = (hi >> 8) & 0xff;
+    if (size > 6) buf[n + 8] = (hi >> 16) & 0xff;
+    this.n = n + 2 + size;
   }
 
   /** A bigint: BININT inside int32 (as the encoder always wrote it), else LONG1 / LONG4. */
@@ -314,8 +346,7 @@ class Pickler extends Writer {
   save(v: unknown, depth: number): void {
     switch (typeof v) {
       case "number":
-        if (Number.isInteger(v) && v <= MAX_SAFE && v >= -MAX_SAFE && !Object.is(v, -0)) this.int(v);
-        else this.float(v);
+        this.number(v);
         return;
       case "string":
         this.str(v);
@@ -472,36 +503,11 @@ class Pickler extends Writer {
       }
       this.key(k, i);
       const x = v[k];
-      if (!this.quickValue(x)) this.save(x, d);
+      if (typeof x === "number") this.number(x);
+      else this.save(x, d);
       i++;
     }
     if (i > 0) this.byte(marked ? 0x75 : 0x73);
-  }
-
-  /** An int below 65536 or a float (what records hold most) written in one go; false, writing nothing, for the rest. */
-  private quickValue(x: unknown): boolean {
-    if (typeof x !== "number") return false;
-    this.ensure(9);
-    const buf = this.buf;
-    const n = this.n;
-    if ((x | 0) === x && x >= 0 && x < 65536 && (x !== 0 || 1 / x > 0)) {
-      if (x < 256) {
-        buf[n] = 0x4b;
-        buf[n + 1] = x;
-        this.n = n + 2;
-      } else {
-        buf[n] = 0x4d;
-        buf[n + 1] = x & 0xff;
-        buf[n + 2] = x >> 8;
-        this.n = n + 3;
-      }
-      return true;
-    }
-    if (Number.isInteger(x)) return false;
-    buf[n] = 0x47;
-    this.dv.setFloat64(n + 1, x, false);
-    this.n = n + 9;
-    return true;
   }
 
   /** The key at position i of a dict: records repeat their keys in order, so the last one seen there is checked first. */

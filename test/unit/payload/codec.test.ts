@@ -109,7 +109,32 @@ describe("encoder", () => {
     for (const v of edges.filter(Number.isSafeInteger)) {
       expect([...encode(v)], String(v)).toEqual([...encode(BigInt(v))]);
       expect(decode(encode(v))).toBe(v);
+      // a record's values take their own write path
+      expect([...encode({ v })], `{ v: ${v} }`).toEqual([...encode({ v: BigInt(v) })]);
     }
+    const back = decode(encode({ zero: -0, half: 0.5, big: 2 ** 53, nan: Number.NaN })) as Record<string, unknown>;
+    expect(mismatch({ t: "float", v: "-0.0" }, back.zero)).toBeNull();
+    expect(mismatch({ t: "float", v: "0.5" }, back.half)).toBeNull();
+    expect(mismatch({ t: "float", v: "9007199254740992.0" }, back.big)).toBeNull();
+    expect(mismatch({ t: "float", v: "nan" }, back.nan)).toBeNull();
+  });
+
+  it("gives each encode its own bytes, an encode inside an encode included", () => {
+    const big = "x".repeat(100_000);
+    const first = encode([big, 1]);
+    const inner: Uint8Array[] = [];
+    const outer = encode({
+      get a() {
+        inner.push(encode("inner"));
+        return 7;
+      },
+    });
+    const second = encode([2]);
+    expect(decode(first)).toEqual([big, 1]);
+    expect(decode(inner[0]!)).toBe("inner");
+    expect(decode(outer)).toEqual({ a: 7 });
+    expect(decode(second)).toEqual([2]);
+    expect(decode(first)).toEqual([big, 1]);
   });
 
   it("refuses what has no Python equivalent, with a reason", () => {
