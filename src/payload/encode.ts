@@ -24,8 +24,8 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const KEY_SLOTS = 64;
 /** Slack added when one write outgrows twice the buffer, so the few bytes after a large str or bytes still fit. */
 const SLACK = 4096;
-/** The largest output buffer kept for the next encode (a 10 MB payload's worth, with room to grow into). */
-const KEEP = 32 * 1024 * 1024;
+/** The largest output buffer kept for the next encode: what a 10 MB payload grows it to (doubling from 1 KB). */
+const KEEP = 16 * 1024 * 1024;
 
 /**
  * The last encode's output buffer, lent to the next one: a worker encodes output after output, and growing a
