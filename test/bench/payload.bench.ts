@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Parser } from "pickleparser";
-import { decode, encode } from "../../src/payload/index.js";
+import { decode, deserializeArg, encode } from "../../src/payload/index.js";
 import { findPython } from "../unit/payload/python.js";
 import type { BenchRow } from "./report.js";
 
@@ -17,12 +17,16 @@ const RUNS = 7;
 const ROUNDS = 9;
 const ROUND_RUNS = 5;
 
-// Times C pickle.loads of one file, or pickle.dumps of what it holds: median of ROUND_RUNS (seconds).
+// Times C pickle.loads of one file, pickle.dumps of what it holds, or pickle.loads of its base64 text as the
+// toolkit's arguments arrive: median of ROUND_RUNS (seconds).
 const PYTHON_ROUND = `
-import pickle, statistics, sys, time
+import base64, pickle, statistics, sys, time
 data = open(sys.argv[1], "rb").read()
 value = pickle.loads(data)
-fn = (lambda: pickle.loads(data)) if sys.argv[2] == "loads" else (lambda: pickle.dumps(value, 5))
+text = base64.b64encode(data).decode()
+fns = {"loads": lambda: pickle.loads(data), "dumps": lambda: pickle.dumps(value, 5),
+       "b64loads": lambda: pickle.loads(base64.b64decode(text))}
+fn = fns[sys.argv[2]]
 fn()
 times = []
 for _ in range(${ROUND_RUNS}):
@@ -48,7 +52,7 @@ big_ints = [{"id": 2**40 + i * 7919, "ts": 1_700_000_000_000_000 + i * 1_000_003
              "seq": i, "hash": 2**47 - i * 31} for i in range(155_000)]
 values = {"records": records, "small_ints": small_ints, "big_ints": big_ints,
           "str": "The quick brown fox jumps over the lazy dog. " * 210_000,
-          "bytes": bytes(range(256)) * 36_000}
+          "bytes": bytes(range(256)) * 36_000, "arg": bytes(range(256)) * 28_000}
 with open(os.path.join(out, "records.json"), "w") as f:
     json.dump(records, f)
 res = {}
@@ -118,7 +122,7 @@ const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(x
 function rounds(
   python: string,
   file: string,
-  mode: "loads" | "dumps",
+  mode: "loads" | "dumps" | "b64loads",
   ours: () => unknown,
   sizes: { ours: number; python: number },
   between?: () => void,
@@ -226,6 +230,19 @@ export default async function bench(): Promise<BenchRow[]> {
         });
       }
     }
+    // a 7 MB bytes argument as the toolkit sends it (base64 text under the 10 MB limit), decoded as the worker does
+    const argFile = join(dir, "arg.pkl");
+    const arg = readFileSync(argFile);
+    const text = arg.toString("base64");
+    const sizes = { ours: text.length, python: text.length };
+    const b64 = rounds(python.path, argFile, "b64loads", () => deserializeArg(text), sizes, collector());
+    rows.push({
+      suite: "payload",
+      name: `base64 text → bytes (${(arg.length / 1e6).toFixed(1)} MB: deserializeArg, as a remote function's argument arrives) (median round ratio ${b64.ratio.toFixed(2)}), results collected between runs`,
+      value: mbps(text.length, b64.ts),
+      unit: "MB/s",
+      baseline: { name: "CPython pickle.loads(base64.b64decode(text))", value: mbps(text.length, b64.py) },
+    });
     return rows;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,10 @@
 // docs/toolkit.md §3: the per-argument base64 limit, the 30 s budget and the exact message texts.
+import { Buffer } from "node:buffer";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { lenientB64decode, strictB64decode } from "../../../src/payload/base64.js";
 import {
+  b64decode,
   DeserializeTimeoutError,
   deserializeArg,
   deserializeArgs,
@@ -75,6 +79,62 @@ describe("decoding messages", () => {
     expect(deserializeArg("gAVLKi4=")).toBe(42);
     expect(deserializeArg("gAVLBS4=")).toBe(5);
     expect(deserializeArg("gAWVDwAAAAAAAACMC2hlbGxvIHdvcmxklC4=")).toBe("hello world");
+  });
+
+  it("reads canonical text without the stray-character scan, and gives back to it everything else", () => {
+    // characters of the alphabet, padding in and out of place, and what Node would read but Python drops
+    const char = fc.constantFrom(
+      ..."ABCXYZabcxyz0189+/",
+      "=",
+      "-",
+      "_",
+      " ",
+      "\n",
+      "*",
+      "é",
+      "Ł",
+      "\u{1F600}",
+    );
+    const text = fc.oneof(
+      fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64")),
+      fc.array(char, { maxLength: 24 }).map((cs) => cs.join("")),
+      fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 30 }), fc.nat(60), char).map(([b, at, c]) => {
+        const t = Buffer.from(b).toString("base64");
+        const i = at % t.length;
+        return t.slice(0, i) + c + t.slice(i + 1);
+      }),
+    );
+    let strict = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        const fast = strictB64decode(t);
+        let slow: Buffer | Error;
+        try {
+          slow = lenientB64decode(t);
+        } catch (e) {
+          slow = e as Error;
+        }
+        if (fast === null) return;
+        strict++;
+        expect(slow, JSON.stringify(t)).toBeInstanceOf(Buffer);
+        expect([...fast], JSON.stringify(t)).toEqual([...(slow as Buffer)]);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(strict).toBeGreaterThan(500);
+    for (const t of ["QUJD", "QUI=", "QQ==", ""]) expect(strictB64decode(t), t).not.toBeNull();
+    for (const t of ["QU-D", "QU_D", "QUI", "Q===", "QQ=A", "Q\u0141JD", "QU JD"])
+      expect(strictB64decode(t), t).toBeNull();
+  });
+
+  it("b64decode's bytes are their own, never a window onto Node's shared buffer pool", () => {
+    for (const size of [0, 3, 100, 4095, 4096, 100_000]) {
+      const data = new Uint8Array(size).map((_, i) => (i * 7) & 0xff);
+      const bytes = b64decode(Buffer.from(data).toString("base64"));
+      expect(bytes, String(size)).toEqual(data);
+      expect(bytes.byteOffset).toBe(0);
+      expect(bytes.buffer.byteLength, String(size)).toBe(size);
+    }
   });
 
   it("invalid base64 → Failed to deserialize argument: <reason>", () => {
