@@ -220,11 +220,7 @@ class Pickler extends Writer {
         this.n = n + 5;
       }
     } else if (v !== 0 && Number.isInteger(v) && v <= MAX_SAFE && v >= -MAX_SAFE) this.long1(v, n);
-    else {
-      buf[n] = 0x47;
-      this.dv.setFloat64(n + 1, v, false);
-      this.n = n + 9;
-    }
+    else this.float(v);
   }
 
   /**

@@ -78,25 +78,21 @@ async function throughput(
   }
 }
 
-/** ms from spawning the process to its first job-take arriving; median of several runs. */
-export async function startup(
+/** ms from spawning the process to its first job-take arriving, one start. */
+async function startup(
   args: string[],
   cpus: string | undefined,
-  runs = 7,
-  env: Record<string, string> = {},
+  env: Record<string, string>,
   node?: string,
 ): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const platform = await new BenchPlatform().start();
-    const spawned = performance.now();
-    const child = spawnNode(args, { ...platform.env(), ...env }, { cpus, ...(node ? { node } : {}) });
-    while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 1));
-    times.push(platform.firstTakeAt - spawned);
-    await stopChild(child);
-    await platform.close();
-  }
-  return percentile(times, 50);
+  const platform = await new BenchPlatform().start();
+  const spawned = performance.now();
+  const child = spawnNode(args, { ...platform.env(), ...env }, { cpus, ...(node ? { node } : {}) });
+  while (platform.firstTakeAt === undefined) await new Promise((r) => setTimeout(r, 1));
+  const ms = platform.firstTakeAt - spawned;
+  await stopChild(child);
+  await platform.close();
+  return ms;
 }
 
 /** Start → first take of each of `starts`, one start of each in turn (the host's load moves them alike); medians. */
@@ -106,7 +102,7 @@ export async function startupsTakingTurns<
   const times: number[][] = starts.map(() => []);
   for (let i = 0; i < runs; i++) {
     for (const [k, start] of starts.entries()) {
-      times[k]!.push(await startup(start.args, cpus, 1, start.env ?? {}, node));
+      times[k]!.push(await startup(start.args, cpus, start.env ?? {}, node));
     }
   }
   return times.map((t) => percentile(t, 50)) as { [K in keyof S]: number };
@@ -245,7 +241,7 @@ export async function ceilingRows(
   cpus: string | undefined,
   node: string | undefined,
   withFetch: boolean,
-): Promise<{ rows: BenchRow[]; start: number; idle: Awaited<ReturnType<typeof idleRss>> }> {
+): Promise<{ rows: BenchRow[]; idle: Awaited<ReturnType<typeof idleRss>> }> {
   const version = execFileSync(node ?? process.execPath, ["--version"], { encoding: "utf8" }).trim();
   const on = `, Node ${version}`;
   const pinned = cpus ? `, worker pinned to CPU ${cpus}` : "";
@@ -352,7 +348,7 @@ export async function ceilingRows(
     unit: "MB",
     baseline: { name: "bare node:http loop", value: bareIdle.afterJobs },
   });
-  return { rows, start, idle };
+  return { rows, idle };
 }
 
 async function measure(cpus: string | undefined): Promise<BenchRow[]> {
