@@ -5,11 +5,13 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Parser } from "pickleparser";
 import { decode, deserializeArg, encode } from "../../src/payload/index.js";
 import { findPython } from "../unit/payload/python.js";
+import { IMAGE_NODE_FLAGS, otherNodes } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const RUNS = 7;
@@ -148,9 +150,37 @@ export default async function bench(): Promise<BenchRow[]> {
     );
     return [];
   }
+  const rows = await measure(python.path);
+  // The images' Node, started as the entrypoint starts it: the codec as a deployed worker runs it.
+  for (const node of otherNodes()) rows.push(...onNode(node));
+  return rows;
+}
+
+/** Passed to this file run as a script on another Node: measure there and write the rows as JSON. */
+const ROWS_ONLY = "--rows-as-json";
+
+function onNode(node: string): BenchRow[] {
+  process.stderr.write(`payload bench: again on ${node}\n`);
+  const out = spawnSync(
+    node,
+    [...IMAGE_NODE_FLAGS, "--import", "tsx", fileURLToPath(import.meta.url), ROWS_ONLY],
+    {
+      cwd: fileURLToPath(new URL("../..", import.meta.url)),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  if (out.status !== 0) throw new Error(`payload bench on ${node} exited with ${out.status}`);
+  return JSON.parse(out.stdout) as BenchRow[];
+}
+
+/** Every row on the Node running this, named in each figure with any semi-space flag it was started with. */
+async function measure(python: string): Promise<BenchRow[]> {
+  const flags = process.execArgv.filter((a) => a.startsWith("--max-semi-space-size"));
+  const on = `Node ${process.version}${flags.length > 0 ? ` with the entrypoint's ${flags.join(" ")}` : ""}`;
   const dir = mkdtempSync(join(tmpdir(), "payload-bench-"));
   try {
-    const r = spawnSync(python.path, ["-c", PYTHON, dir], { encoding: "utf8", maxBuffer: 1 << 20 });
+    const r = spawnSync(python, ["-c", PYTHON, dir], { encoding: "utf8", maxBuffer: 1 << 20 });
     if (r.status !== 0) throw new Error(`python failed: ${r.stderr}`);
     const py = JSON.parse(r.stdout) as Record<string, PySizes>;
     const rows: BenchRow[] = [];
@@ -158,12 +188,12 @@ export default async function bench(): Promise<BenchRow[]> {
       const file = join(dir, `${name}.pkl`);
       const bytes = new Uint8Array(readFileSync(file));
       const p = py[name]!;
-      const label = `${words} (${(bytes.length / 1e6).toFixed(1)} MB)`;
+      const label = `${words} (${(bytes.length / 1e6).toFixed(1)} MB, ${on})`;
       const records = RECORDS.has(name);
       const large = LARGE.has(name);
       const input = { ours: bytes.length, python: p.size };
       const loads = rounds(
-        python.path,
+        python,
         file,
         "loads",
         () => decode(bytes),
@@ -173,7 +203,7 @@ export default async function bench(): Promise<BenchRow[]> {
       const value = decode(bytes);
       const encodedSize = encode(value).length;
       const output = { ours: encodedSize, python: p.dumps_size };
-      const dumps = rounds(python.path, file, "dumps", () => encode(value), output);
+      const dumps = rounds(python, file, "dumps", () => encode(value), output);
       const tDecode = loads.ts;
       const pyLoads = mbps(p.size, loads.py);
       rows.push({
@@ -195,7 +225,7 @@ export default async function bench(): Promise<BenchRow[]> {
       });
       if (large) {
         // the same decode as users get it in a long-lived process: the results left to V8's own collections
-        const cold = rounds(python.path, file, "loads", () => decode(bytes), input);
+        const cold = rounds(python, file, "loads", () => decode(bytes), input);
         rows.push({
           suite: "payload",
           name: `decode ${label}, results left to V8's collections: each run maps fresh pages (median round ratio ${cold.ratio.toFixed(2)})`,
@@ -235,10 +265,10 @@ export default async function bench(): Promise<BenchRow[]> {
     const arg = readFileSync(argFile);
     const text = arg.toString("base64");
     const sizes = { ours: text.length, python: text.length };
-    const b64 = rounds(python.path, argFile, "b64loads", () => deserializeArg(text), sizes, collector());
+    const b64 = rounds(python, argFile, "b64loads", () => deserializeArg(text), sizes, collector());
     rows.push({
       suite: "payload",
-      name: `base64 text → bytes (${(arg.length / 1e6).toFixed(1)} MB: deserializeArg, as a remote function's argument arrives) (median round ratio ${b64.ratio.toFixed(2)}), results collected between runs`,
+      name: `base64 text → bytes (${(arg.length / 1e6).toFixed(1)} MB, ${on}: deserializeArg, as a remote function's argument arrives) (median round ratio ${b64.ratio.toFixed(2)}), results collected between runs`,
       value: mbps(text.length, b64.ts),
       unit: "MB/s",
       baseline: { name: "CPython pickle.loads(base64.b64decode(text))", value: mbps(text.length, b64.py) },
@@ -247,4 +277,10 @@ export default async function bench(): Promise<BenchRow[]> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === ROWS_ONLY) {
+  const python = findPython();
+  if (python.path === null) throw new Error(`payload bench: ${python.reason}`);
+  process.stdout.write(JSON.stringify(await measure(python.path)));
 }

@@ -3,7 +3,15 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { OtlpReceiver } from "../trace/receiver.js";
-import { BenchPlatform, percentile, pinApart, spawnNode, stopChild } from "./bench-platform.js";
+import {
+  BenchPlatform,
+  IMAGE_NODE_FLAGS,
+  otherNodes,
+  percentile,
+  pinApart,
+  spawnNode,
+  stopChild,
+} from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -213,8 +221,6 @@ export async function tracingRows(
 
 /** runpod-python's worker idle, measured elsewhere (issue 29's sitting): RSS and PSS; it cannot be installed here. */
 const RUNPOD_PYTHON_IDLE = { rss: 86, pss: 54 };
-/** What the images' entrypoint starts node with (docker/entrypoint.sh). */
-const IMAGE_NODE_FLAGS = ["--max-semi-space-size=4"];
 
 const bench = async (): Promise<BenchRow[]> => {
   // The worker on its own CPU(s), the platform on the first: contention would flatter the ratios.
@@ -404,7 +410,7 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
   });
   rows.push(...(await tracingRows(WORKER, cpus, { rss: idle.started })));
   // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
-  for (const node of (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean)) {
+  for (const node of otherNodes()) {
     rows.push(...(await ceilingRows(cpus, node, false)).rows);
   }
   return rows;
