@@ -91,15 +91,12 @@ run_flash() {
     log ERROR "flash-worker at ${runtime} has no dist/cli/main.js; reinstall it (npm ci) or remove it to use the image's copy."
     exit 1
   fi
-  # A 4 MB semi-space (V8's default is 16 MB) keeps ~15-25 MB of young generation out of the worker's RSS at
-  # no measured CPU cost per job (2 MB saves more but costs ~11% CPU at concurrency 32; docs/benchmarks.md).
-  # A --max-semi-space-size in NODE_OPTIONS wins: command-line flags would override it, so none is passed.
-  local flags=(--max-semi-space-size=4)
-  [[ ${NODE_OPTIONS:-} != *--max-semi-space-size* ]] || flags=()
+  # No V8 flags: a capped young generation saved ~20 MB of RSS under load but made the handlers' own allocation
+  # 1.6-5x slower (docs/benchmarks.md); flags of the app's own go in NODE_OPTIONS.
   # A new container then reads the runtime's compiled code instead of compiling its ~70 modules at every start
   # (docs/benchmarks.md); a NODE_COMPILE_CACHE of the app's own wins.
   export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-$IMAGE_COMPILE_CACHE}
-  exec node "${flags[@]}" "$runtime/dist/cli/main.js" "$@"
+  exec node "$runtime/dist/cli/main.js" "$@"
 }
 
 report_gpus

@@ -2,8 +2,7 @@
 // its dist/ built) and the bare node:http loop, all running at the same time on the same pinned CPUs, each against
 // its own bench platform, so the host's noise falls on all of them alike. Taking turns (test/bench/worker.bench.ts)
 // cannot resolve a change of a few per cent on a shared host; this can. Prints per-round ratios and their medians.
-// FLASH_AB_NODE picks the Node (started as the images start it when it is not this one), FLASH_AB_ROUNDS and
-// FLASH_AB_JOBS the size.
+// FLASH_AB_NODE picks the Node, FLASH_AB_ROUNDS and FLASH_AB_JOBS the size.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -15,8 +14,6 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const node = process.env.FLASH_AB_NODE || process.execPath;
 const rounds = Number(process.env.FLASH_AB_ROUNDS ?? "5");
 const jobs = Number(process.env.FLASH_AB_JOBS ?? "5000");
-// The images' entrypoint starts Node 24 with a small young generation; another Node is run as they run it.
-const flags = node === process.execPath ? [] : ["--max-semi-space-size=4"];
 
 const checkouts = [ROOT, ...process.argv.slice(2).map((dir) => resolve(dir))];
 for (const dir of checkouts) {
@@ -28,15 +25,15 @@ for (const dir of checkouts) {
 const name = (dir: string, i: number) => (i === 0 ? "this" : `${basename(dir)}#${i}`);
 // The bare node:http loop is every ratio's baseline; the bare socket loop shows what a leaner transport could save.
 const baselines: [string, string[]][] = [
-  ["bare", [...flags, join(ROOT, "test/bench/fixtures/bare-http-loop.mjs")]],
-  ["socket", [...flags, join(ROOT, "test/bench/fixtures/bare-socket-loop.mjs")]],
+  ["bare", [join(ROOT, "test/bench/fixtures/bare-http-loop.mjs")]],
+  ["socket", [join(ROOT, "test/bench/fixtures/bare-socket-loop.mjs")]],
 ];
 const procs: [string, string[]][] = [
   ...baselines,
   // Each checkout's noop.mjs imports "flash-worker", which resolves to that checkout's own dist/.
   ...checkouts.map((dir, i): [string, string[]] => [
     name(dir, i),
-    [...flags, join(dir, "dist/cli/main.js"), "start", join(dir, "test/bench/fixtures/noop.mjs")],
+    [join(dir, "dist/cli/main.js"), "start", join(dir, "test/bench/fixtures/noop.mjs")],
   ]),
 ];
 

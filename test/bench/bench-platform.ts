@@ -101,9 +101,6 @@ export class BenchPlatform {
   }
 }
 
-/** What the images' entrypoint starts node with (docker/entrypoint.sh). */
-export const IMAGE_NODE_FLAGS = ["--max-semi-space-size=4"];
-
 /** The Nodes besides this one to repeat a suite's rows on (`:`-separated paths; CI names the images' Node 24). */
 export const otherNodes = (): string[] => (process.env.FLASH_TEST_NODES ?? "").split(":").filter(Boolean);
 

@@ -11,7 +11,7 @@ import { runInNewContext } from "node:vm";
 import { Parser } from "pickleparser";
 import { decode, deserializeArg, encode } from "../../src/payload/index.js";
 import { findPython } from "../unit/payload/python.js";
-import { IMAGE_NODE_FLAGS, otherNodes } from "./bench-platform.js";
+import { otherNodes } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const RUNS = 7;
@@ -117,9 +117,8 @@ const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(x
  * Decode or encode against CPython, alternating rounds (each a median of ROUND_RUNS): on a noisy box a single
  * block of Python runs followed by a block of ours compares different loads, so the verdict is the median of
  * each round's ratio (of MB/s: each side's own output for encode). A third or more of our records decode time
- * is V8 scavenges copying the (all live) result; a larger young generation (--max-semi-space-size, or Node
- * 24's larger default) changes that share, but no flags are set here: the figure is for the Node that runs
- * the bench, as users run it.
+ * is V8 scavenges copying the (all live) result, so the young generation's size moves it (Node 24's default
+ * is twice Node 20's); no flags are set here or in the images: the figure is for each Node as users run it.
  */
 function rounds(
   python: string,
@@ -151,7 +150,7 @@ export default async function bench(): Promise<BenchRow[]> {
     return [];
   }
   const rows = await measure(python.path);
-  // The images' Node, started as the entrypoint starts it: the codec as a deployed worker runs it.
+  // The images' Node: the codec as a deployed worker runs it.
   for (const node of otherNodes()) rows.push(...onNode(node));
   return rows;
 }
@@ -161,23 +160,18 @@ const ROWS_ONLY = "--rows-as-json";
 
 function onNode(node: string): BenchRow[] {
   process.stderr.write(`payload bench: again on ${node}\n`);
-  const out = spawnSync(
-    node,
-    [...IMAGE_NODE_FLAGS, "--import", "tsx", fileURLToPath(import.meta.url), ROWS_ONLY],
-    {
-      cwd: fileURLToPath(new URL("../..", import.meta.url)),
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const out = spawnSync(node, ["--import", "tsx", fileURLToPath(import.meta.url), ROWS_ONLY], {
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   if (out.status !== 0) throw new Error(`payload bench on ${node} exited with ${out.status}`);
   return JSON.parse(out.stdout) as BenchRow[];
 }
 
-/** Every row on the Node running this, named in each figure with any semi-space flag it was started with. */
+/** Every row on the Node running this, named in each figure. */
 async function measure(python: string): Promise<BenchRow[]> {
-  const flags = process.execArgv.filter((a) => a.startsWith("--max-semi-space-size"));
-  const on = `Node ${process.version}${flags.length > 0 ? ` with the entrypoint's ${flags.join(" ")}` : ""}`;
+  const on = `Node ${process.version}`;
   const dir = mkdtempSync(join(tmpdir(), "payload-bench-"));
   try {
     const r = spawnSync(python, ["-c", PYTHON, dir], { encoding: "utf8", maxBuffer: 1 << 20 });

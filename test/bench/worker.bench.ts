@@ -3,15 +3,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { OtlpReceiver } from "../trace/receiver.js";
-import {
-  BenchPlatform,
-  IMAGE_NODE_FLAGS,
-  otherNodes,
-  percentile,
-  pinApart,
-  spawnNode,
-  stopChild,
-} from "./bench-platform.js";
+import { BenchPlatform, otherNodes, percentile, pinApart, spawnNode, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
 
 const FLASH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -240,8 +232,8 @@ const BARE_FETCH = [fixture("bare-loop.mjs")];
 
 /**
  * The rows issue 29 sets goals for, on one Node: jobs/s and CPU per job at concurrency 1 and 32, start → first
- * take and idle memory, each beside the bare node:http loop measured in the same run. `image` starts the worker
- * as the images' entrypoint does.
+ * take and idle memory, each beside the bare node:http loop measured in the same run. `node` is another Node
+ * binary (the images'), whose idle PSS row carries the goal.
  */
 export async function ceilingRows(
   cpus: string | undefined,
@@ -252,24 +244,20 @@ export async function ceilingRows(
   const on = `, Node ${version}`;
   const pinned = cpus ? `, worker pinned to CPU ${cpus}` : "";
   const images = node !== undefined;
-  // Both started as the entrypoint starts node, so the ratios compare like with like.
-  const worker = images ? [...IMAGE_NODE_FLAGS, ...WORKER] : WORKER;
-  const bareHttp = images ? [...IMAGE_NODE_FLAGS, ...BARE_HTTP] : BARE_HTTP;
-  const flags = images ? ` with the entrypoint's ${IMAGE_NODE_FLAGS.join(" ")}` : "";
   const rows: BenchRow[] = [];
   const row = (r: Omit<BenchRow, "suite">) => rows.push({ suite: "queue worker", ...r });
   for (const [concurrency, jobs] of [
     [1, 5000],
     [32, 20_000],
   ] as const) {
-    const processes = withFetch ? [bareHttp, worker, BARE_FETCH] : [bareHttp, worker];
+    const processes = withFetch ? [BARE_HTTP, WORKER, BARE_FETCH] : [BARE_HTTP, WORKER];
     const [bare, ours, fetchLoop] = await rounds(processes, concurrency, jobs, cpus, node);
     if (!bare || !ours) throw new Error("rounds() lost a process");
     const lanes = concurrency === 1 ? "" : ", 32 lanes";
     const loop = `bare node:http loop${lanes}`;
     const goal = concurrency === 1 ? 0.85 : 0.95;
     row({
-      name: `no-op jobs/s, concurrency ${concurrency}${on}${flags}${pinned} (medians of 3 alternating rounds)`,
+      name: `no-op jobs/s, concurrency ${concurrency}${on}${pinned} (medians of 3 alternating rounds)`,
       value: ours.jobsPerSecond,
       unit: "jobs/s",
       baseline: { name: loop, value: bare.jobsPerSecond },
@@ -309,26 +297,31 @@ export async function ceilingRows(
     }
     if (concurrency === 1) {
       row({
-        name: `RSS after ${jobs + 200} no-op jobs, concurrency 1${on}${flags}`,
+        name: `RSS after ${jobs + 200} no-op jobs, concurrency 1${on}`,
         value: ours.rssMb,
         unit: "MB",
         baseline: { name: loop, value: bare.rssMb },
       });
     }
   }
-  const [bareStart, start] = await startupsTakingTurns([{ args: bareHttp }, { args: worker }], cpus, 7, node);
+  const [bareStart, start] = await startupsTakingTurns(
+    [{ args: BARE_HTTP }, { args: WORKER }],
+    cpus,
+    7,
+    node,
+  );
   row({
-    name: `process start → first job-take (handler.mjs)${on}${flags} (medians of 7, starts taking turns)`,
+    name: `process start → first job-take (handler.mjs)${on} (medians of 7, starts taking turns)`,
     value: start,
     unit: "ms",
     baseline: { name: "bare node:http loop", value: bareStart },
     target: "<= 1.3× bare node:http loop",
     ok: start <= 1.3 * bareStart,
   });
-  const bareIdle = await idleRss(bareHttp, node);
-  const idle = await idleRss(worker, node);
+  const bareIdle = await idleRss(BARE_HTTP, node);
+  const idle = await idleRss(WORKER, node);
   row({
-    name: `idle RSS, started and waiting for work (worker + heartbeat thread)${on}${flags}`,
+    name: `idle RSS, started and waiting for work (worker + heartbeat thread)${on}`,
     value: idle.started,
     unit: "MB",
     baseline: { name: "bare node:http loop", value: bareIdle.started },
@@ -337,7 +330,7 @@ export async function ceilingRows(
       : { target: "<= bare node:http loop + 12 MB", ok: idle.started <= bareIdle.started + 12 }),
   });
   row({
-    name: `idle PSS, started and waiting for work${on}${flags}`,
+    name: `idle PSS, started and waiting for work${on}`,
     value: idle.startedPss,
     unit: "MB",
     baseline: { name: "bare node:http loop", value: bareIdle.startedPss },
@@ -349,7 +342,7 @@ export async function ceilingRows(
       : {}),
   });
   row({
-    name: `idle RSS after 500 jobs${on}${flags}`,
+    name: `idle RSS after 500 jobs${on}`,
     value: idle.afterJobs,
     unit: "MB",
     baseline: { name: "bare node:http loop", value: bareIdle.afterJobs },
@@ -409,7 +402,7 @@ async function measure(cpus: string | undefined): Promise<BenchRow[]> {
     ok: jsonRss.started <= idle.started + 10,
   });
   rows.push(...(await tracingRows(WORKER, cpus, { rss: idle.started })));
-  // The images' Node (CI names it in FLASH_TEST_NODES), started as the entrypoint starts it.
+  // The images' Node (CI names it in FLASH_TEST_NODES).
   for (const node of otherNodes()) {
     rows.push(...(await ceilingRows(cpus, node, false)).rows);
   }
