@@ -149,7 +149,7 @@ export default async function bench(): Promise<BenchRow[]> {
     );
     return [];
   }
-  const rows = await measure(python.path);
+  const rows = measure(python.path);
   // The images' Node: the codec as a deployed worker runs it.
   for (const node of otherNodes()) rows.push(...onNode(node));
   return rows;
@@ -170,7 +170,7 @@ function onNode(node: string): BenchRow[] {
 }
 
 /** Every row on the Node running this, named in each figure. */
-async function measure(python: string): Promise<BenchRow[]> {
+function measure(python: string): BenchRow[] {
   const on = `Node ${process.version}`;
   const dir = mkdtempSync(join(tmpdir(), "payload-bench-"));
   try {
@@ -276,5 +276,5 @@ async function measure(python: string): Promise<BenchRow[]> {
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === ROWS_ONLY) {
   const python = findPython();
   if (python.path === null) throw new Error(`payload bench: ${python.reason}`);
-  process.stdout.write(JSON.stringify(await measure(python.path)));
+  process.stdout.write(JSON.stringify(measure(python.path)));
 }
