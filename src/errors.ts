@@ -20,6 +20,7 @@ export type ErrorCode =
   | "DESERIALIZE_TIMEOUT"
   | "SERIALIZATION_FAILED"
   | "REMOTE_REQUEST_INVALID"
+  | "JSON_TOO_DEEP"
   // The worker and the platform it talks to.
   | "JOB_STOPPED"
   | "WORKER_SHUTDOWN"
@@ -55,6 +56,7 @@ export type ErrorCode =
   | "SERVER_HTTP"
   // The local platform's own answers.
   | "HTTP_STATUS"
+  | "PLATFORM_MEMORY_FULL"
   // The endpoint client.
   | "ENDPOINT_ERROR"
   | "ENDPOINT_UNREACHABLE"
