@@ -1,6 +1,7 @@
 // The worker processes the platform runs for an endpoint: started, scaled, relayed to its log, restarted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { backoffMs, type RandomSource } from "../../http/retry.js";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
 import type { EndpointState } from "../state/endpoint.js";
@@ -98,7 +99,7 @@ export function relayOutput(child: ChildProcess, log: Logger, watch?: (line: str
   }
 }
 
-/** Crash-loop back-off: 0.5 s doubling to 30 s; a worker that lived this long resets it. */
+/** Crash-loop back-off: 0.5 s doubling to 30 s, jittered (backoffMs); a worker that lived this long resets it. */
 const CRASH_BACKOFF = { baseMs: 500, maxMs: 30_000, healthyAfterMs: 10_000 };
 /** A worker blocked in a stopped job gets this long between SIGTERM and SIGKILL: its drain cannot run. */
 const STUCK_STOP_GRACE_MS = 1_000;
@@ -124,7 +125,7 @@ const DEAD_KEPT = 3;
 
 /**
  * How a pool's worker processes end (queue and load-balanced alike): each exit logged, and workers that crash
- * soon after they start delay the next start, doubling each time in a row.
+ * soon after they start delay the next start, doubling each time in a row (jittered, so endpoints do not restart in step).
  */
 export class WorkerExits {
   private crashes = 0;
@@ -132,7 +133,11 @@ export class WorkerExits {
   /** No worker is started before this time. */
   respawnAt = 0;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    /** The restart backoff's jitter (Math.random by default). */
+    private readonly random: RandomSource = Math.random,
+  ) {}
 
   /** Logs the exit; returns "code N" or "signal S" for the caller's own messages. */
   logged(worker: ExitingWorker, code: number | null, signal: NodeJS.Signals | null): string {
@@ -148,7 +153,7 @@ export class WorkerExits {
     let reason = `exited with ${how}`;
     if (code !== 0 && Date.now() - worker.startedAt < CRASH_BACKOFF.healthyAfterMs) {
       this.crashes++;
-      const delay = Math.min(CRASH_BACKOFF.maxMs, CRASH_BACKOFF.baseMs * 2 ** (this.crashes - 1));
+      const delay = backoffMs(CRASH_BACKOFF, this.crashes, this.random);
       this.respawnAt = Date.now() + delay;
       reason += `; crashed ${this.crashes} time(s) in a row`;
       this.log

@@ -1,7 +1,7 @@
 // The queue worker: takes jobs, runs them through the job engine, reports them, drains on shutdown.
 
 import { FlashError, isFlashError } from "../../errors.js";
-import { sleep } from "../../http/retry.js";
+import { type Backoff, backoffMs, type RandomSource, sleep } from "../../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../../job/definition.js";
 import { executeJob } from "../../job/execute.js";
 import { jobLogBindings } from "../../job/scope.js";
@@ -44,6 +44,8 @@ export interface WorkerOptions {
   client: PlatformClient;
   log: Logger;
   heartbeat?: JobIdsListener;
+  /** The take backoff's jitter (Math.random by default). */
+  random?: RandomSource;
 }
 
 /** One stream chunk may be at most 1 MB (docs/protocol.md §4.3); larger ones fail the job with a clear message. */
@@ -54,8 +56,8 @@ const CAPACITY_RECHECK_MS = 250;
 const EMPTY_POLL_FLOOR_MS = 250;
 /** 429 from job-take or job-stop: pause as runpod-python does (docs/protocol.md §3.2). */
 const THROTTLE_MS = 5000;
-/** Take failures back off from 250 ms doubling to 10 s, so a platform outage is not hammered. */
-const TAKE_ERROR_BACKOFF = { baseMs: 250, maxMs: 10_000 };
+/** Take failures back off from 250 ms doubling to 10 s, jittered, so a platform outage is not hammered in lockstep. */
+const TAKE_ERROR_BACKOFF: Backoff = { baseMs: 250, maxMs: 10_000 };
 
 interface RunningJob {
   controller: AbortController;
@@ -201,7 +203,7 @@ export class QueueWorker {
           continue;
         }
         failures++;
-        const wait = Math.min(TAKE_ERROR_BACKOFF.maxMs, TAKE_ERROR_BACKOFF.baseMs * 2 ** (failures - 1));
+        const wait = backoffMs(TAKE_ERROR_BACKOFF, failures, this.options.random);
         const name = err instanceof Error ? err.name : typeof err;
         log.error(
           `Failed to get job. | Error Type: ${name} | Error Message: ${describeError(err)} | retrying in ${wait} ms`,

@@ -1,4 +1,5 @@
-// withRetry and the named policies, on vitest's fake clock: the waits are exactly what the comments state.
+// withRetry and the named policies, on vitest's fake clock: the waits are what the comments state, each drawn
+// between half its share and all of it (pinned here by an injected random source).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   backoffMs,
@@ -22,33 +23,42 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Every wait a policy makes before giving up, summed. */
-function totalWaitMs(policy: RetryPolicy): number {
+/** The random source that draws no jitter: each wait is its whole share. */
+const NO_JITTER = () => 0;
+
+/** Every wait a policy makes before giving up, summed, with the jitter `random` draws. */
+function totalWaitMs(policy: RetryPolicy, random = NO_JITTER): number {
   let total = 0;
-  for (let failed = 1; failed < policy.attempts; failed++) total += backoffMs(policy, failed);
+  for (let failed = 1; failed < policy.attempts; failed++) total += backoffMs(policy, failed, random);
   return total;
 }
 
 const retryErrors = (outcome: Outcome<unknown>) => (outcome.ok ? undefined : String(outcome.error));
 
 describe("named policies", () => {
-  it("wait in total what their comments say", () => {
-    expect(totalWaitMs(PROGRESS_RETRY)).toBe(15_000);
-    expect(totalWaitMs(PING_RETRY)).toBe(1_500);
-    expect(totalWaitMs(CONNECT_RETRY)).toBe(1_500);
-    expect(totalWaitMs(UPLOAD_RETRY)).toBe(6_000);
-    expect(totalWaitMs(WEBHOOK_RETRY)).toBe(20_000);
+  it("wait in total at most what their comments say, and at least half of it", () => {
+    const justUnder1 = () => 1 - Number.EPSILON;
+    for (const [policy, most] of [
+      [PROGRESS_RETRY, 15_000],
+      [PING_RETRY, 1_500],
+      [CONNECT_RETRY, 1_500],
+      [UPLOAD_RETRY, 6_000],
+      [WEBHOOK_RETRY, 20_000],
+    ] as const) {
+      expect(totalWaitMs(policy)).toBe(most);
+      expect(totalWaitMs(policy, justUnder1)).toBe(most / 2);
+    }
   });
 
   it("deliveries have no attempt count and wait at most 30 s between attempts", () => {
     expect(DELIVERY_RETRY.attempts).toBe(Number.POSITIVE_INFINITY);
-    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffMs(DELIVERY_RETRY, n))).toEqual([
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffMs(DELIVERY_RETRY, n, NO_JITTER))).toEqual([
       1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000,
     ]);
   });
 
   it("cap the doubling at maxMs", () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffMs(POLL_BACKOFF, n))).toEqual([
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffMs(POLL_BACKOFF, n, NO_JITTER))).toEqual([
       250, 500, 1000, 2000, 4000, 5000, 5000,
     ]);
   });
@@ -71,6 +81,7 @@ describe("withRetry", () => {
       return attempt;
     });
     const result = withRetry(PROGRESS_RETRY, fn, retryErrors, {
+      random: NO_JITTER,
       onRetry: (reason, _attempt, waitMs) => {
         reasons.push(reason);
         waits.push(waitMs);
@@ -95,6 +106,7 @@ describe("withRetry", () => {
         throw new Error(`down ${calls}`);
       },
       retryErrors,
+      { random: NO_JITTER },
     );
     const settled = result.catch((err: Error) => err.message);
     await vi.advanceTimersByTimeAsync(totalWaitMs(PING_RETRY) - 1);
@@ -157,7 +169,10 @@ describe("withRetry", () => {
       throw new Error(`refused ${calls}`);
     };
     // Waits of 1, 2, 4, 8, 16 s end at 1, 3, 7, 15, 31 s: with a 20 s deadline the fifth wait is not begun.
-    const result = withRetry(DELIVERY_RETRY, fn, retryErrors, { deadline: Date.now() + 20_000 });
+    const result = withRetry(DELIVERY_RETRY, fn, retryErrors, {
+      deadline: Date.now() + 20_000,
+      random: NO_JITTER,
+    });
     const settled = expect(result).rejects.toThrow("refused 5");
     await vi.advanceTimersByTimeAsync(20_000);
     await settled;
@@ -170,6 +185,43 @@ describe("withRetry", () => {
     });
     await expect(withRetry(PROGRESS_RETRY, fn, () => undefined)).rejects.toThrow("bad input");
     expect(fn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("jitter", () => {
+  it("spreads each wait between half its share and all of it, by the random source", () => {
+    // Share after the 3rd failure of DELIVERY_RETRY: 4 s.
+    const draws = [0, 0.25, 0.5, 0.75, 0.999];
+    expect(draws.map((r) => backoffMs(DELIVERY_RETRY, 3, () => r))).toEqual([4000, 3500, 3000, 2500, 2002]);
+    // Capped shares are spread too: 30 s at most, never under 15 s.
+    expect(backoffMs(DELIVERY_RETRY, 20, () => 0.999)).toBe(15_015);
+  });
+
+  it("a fleet failing together does not retry together: Math.random's waits differ and stay in bounds", () => {
+    const waits = Array.from({ length: 200 }, () => backoffMs(DELIVERY_RETRY, 4));
+    for (const wait of waits) {
+      expect(wait).toBeGreaterThanOrEqual(4000);
+      expect(wait).toBeLessThanOrEqual(8000);
+    }
+    // 200 draws over 4001 whole milliseconds: far more than a handful of distinct waits.
+    expect(new Set(waits).size).toBeGreaterThan(100);
+  });
+
+  it("withRetry waits what the random source draws", async () => {
+    const waits: number[] = [];
+    const draws = [0.5, 0.1];
+    const result = withRetry(
+      PROGRESS_RETRY,
+      async (attempt) => {
+        if (attempt < 3) throw new Error("down");
+        return attempt;
+      },
+      retryErrors,
+      { random: () => draws.shift()!, onRetry: (_r, _a, waitMs) => waits.push(waitMs) },
+    );
+    await vi.advanceTimersByTimeAsync(750 + 1900);
+    await expect(result).resolves.toBe(3);
+    expect(waits).toEqual([750, 1900]);
   });
 });
 

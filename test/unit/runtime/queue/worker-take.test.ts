@@ -7,10 +7,17 @@ import type { RawJob } from "../../../../src/job/types.js";
 import { createLogger } from "../../../../src/log/index.js";
 import { readWorkerConfig } from "../../../../src/runtime/options.js";
 import type { PlatformClient, SerializedResult, TakeResult } from "../../../../src/runtime/queue/client.js";
+import { HttpPlatformClient } from "../../../../src/runtime/queue/http-client.js";
 import { platformUrls } from "../../../../src/runtime/queue/urls.js";
 import { JobStopped, QueueWorker, WorkerShutdown } from "../../../../src/runtime/queue/worker.js";
 import { startTracing, stopTracing } from "../../../../src/trace/index.js";
-import { doneFor, gate, type RunningWorker, startWorker } from "../../../conformance/harness.js";
+import {
+  doneFor,
+  gate,
+  type RunningWorker,
+  startWorker,
+  TEST_DELIVERY,
+} from "../../../conformance/harness.js";
 import { RecordingPlatform } from "../../../conformance/recording-platform.js";
 import { OtlpReceiver } from "../../../trace/receiver.js";
 
@@ -26,6 +33,29 @@ afterEach(async () => {
   running = undefined;
   await platform.close();
 });
+
+/** startWorker's worker, with the take backoff's random source given. */
+function startJitteredWorker(random: () => number): RunningWorker {
+  const { config } = readWorkerConfig([], { ...platform.env(), LOG_LEVEL: "DEBUG" });
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "DEBUG",
+    json: false,
+    destination: { write: (l: string) => lines.push(l) },
+  });
+  const client = new HttpPlatformClient({ platform: config.platform, log, retry: TEST_DELIVERY });
+  const worker = new QueueWorker({ definition: defineHandler(() => "after"), config, client, log, random });
+  const finished = worker.run();
+  return {
+    worker,
+    finished,
+    lines,
+    async stop() {
+      worker.shutdown("test over");
+      await finished;
+    },
+  };
+}
 
 const bodyOf = (id: string) => platform.of("done").find((r) => r.url.includes(`/${id}?`))?.body;
 const has = (lines: string[], text: string) => lines.some((l) => l.includes(text));
@@ -66,18 +96,38 @@ describe("log lines and what is taken when", () => {
     for (const url of takes) expect(url).toMatch(/job_in_progress=0$/);
   });
 
-  it("failed takes back off from 250 ms doubling, as the error line says", async () => {
-    let failures = 2;
+  it("failed takes back off from 250 ms doubling, jittered by the random source, as the error line says", async () => {
+    let failures = 3;
     platform.responders.push((r) =>
       r.route === "take" && failures-- > 0 ? { status: 500, body: "down" } : undefined,
     );
-    running = startWorker(platform, () => "after");
+    // Shares of 250, 500 and 1000 ms, less the drawn fraction of half of each.
+    const draws = [0, 0.5, 0.9];
+    running = startJitteredWorker(() => draws.shift() ?? 0);
     platform.push({ id: "t1", input: {} });
     await platform.waitFor(doneFor("t1"));
     const waits = running.lines
       .filter((l) => l.includes("Failed to get job. | Error Type: PlatformHttpError | Error Message: 500"))
       .map((l) => /retrying in (\S+) ms/.exec(l)?.[1]);
-    expect(waits).toStrictEqual(["250", "500"]);
+    expect(waits).toStrictEqual(["250", "375", "550"]);
+  });
+
+  it("with Math.random each failed take's wait lies between half its share and all of it", async () => {
+    let failures = 3;
+    platform.responders.push((r) =>
+      r.route === "take" && failures-- > 0 ? { status: 500, body: "down" } : undefined,
+    );
+    running = startWorker(platform, () => "after");
+    platform.push({ id: "t2", input: {} });
+    await platform.waitFor(doneFor("t2"));
+    const waits = running.lines
+      .filter((l) => l.includes("Failed to get job."))
+      .map((l) => Number(/retrying in (\S+) ms/.exec(l)?.[1]));
+    expect(waits).toHaveLength(3);
+    [250, 500, 1000].forEach((share, i) => {
+      expect(waits[i]).toBeGreaterThanOrEqual(share / 2);
+      expect(waits[i]).toBeLessThanOrEqual(share);
+    });
   });
 
   it("a rejected item's refused error post is logged under the job's own name", async () => {
