@@ -29,6 +29,7 @@ export type ErrorCode =
   | "PLATFORM_DELIVERY"
   | "PLATFORM_UNREACHABLE"
   | "MANAGEMENT_HTTP"
+  | "HTTP_MALFORMED_ANSWER"
   // Deploying through the REST API, container tools and images.
   | "API_UNREACHABLE"
   | "API_HTTP"
