@@ -30,6 +30,8 @@ export type ErrorCode =
   | "PLATFORM_UNREACHABLE"
   | "MANAGEMENT_HTTP"
   | "HTTP_MALFORMED_ANSWER"
+  | "HTTP_REQUEST_INVALID"
+  | "SSE_EVENT_TOO_LARGE"
   // Deploying through the REST API, container tools and images.
   | "API_UNREACHABLE"
   | "API_HTTP"
