@@ -264,6 +264,44 @@ describe("worker logs (SSE)", () => {
     expect(seen[0]!.headers.accept).toBe("text/event-stream");
   });
 
+  it("CRLF-, CR- and LF-framed events all fire, however the stream is cut into chunks", async () => {
+    const body = [
+      'data: {"line":"crlf"}\r\n\r\n',
+      'event: log\r\ndata: {"line":\r\ndata: "multi"}\r\n\r\n',
+      'data: {"line":"cr"}\r\r',
+      'data: {"line":"lf"}\n\n',
+      'data: {"line":"é€"}\r\n\r\n',
+    ].join("");
+    const bytes = Buffer.from(body);
+    // Cuts between a CR and its LF, inside "data:", inside a UTF-8 character.
+    const cuts = [
+      0,
+      bytes.indexOf("\r\n") + 1,
+      bytes.indexOf("ata:", 30),
+      bytes.indexOf("é") + 1,
+      bytes.length,
+    ];
+    script.push(async (_s, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 1; i < cuts.length; i++) {
+        await new Promise<void>((resolve) =>
+          res.write(bytes.subarray(cuts[i - 1], cuts[i]), () => resolve()),
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      res.end();
+    });
+    const events: unknown[] = [];
+    await client().workerLogs("e1", "w1", { follow: true, onEvent: (e) => events.push(e) });
+    expect(events).toEqual([
+      { line: "crlf" },
+      { line: "multi" },
+      { line: "cr" },
+      { line: "lf" },
+      { line: "é€" },
+    ]);
+  });
+
   it("follows until the caller aborts, with the tail asked for", async () => {
     let res!: ServerResponse;
     script.push((_s, r) => {

@@ -1,6 +1,7 @@
 // The OpenAI passthrough: a job whose input is {openai_route, openai_input} sent to the model server's route,
-// a streamed answer relayed as stream chunks of raw SSE events (as worker-vllm yields them), one per event.
+// a streamed answer relayed as stream chunks of SSE events (`data: …\n\n`, as worker-vllm yields them), one per event.
 import type { IncomingMessage } from "node:http";
+import { formatSse, readSse, type SseEvent } from "../../http/sse.js";
 import { openStream, type WireStream } from "../../http/wire.js";
 import { currentJob } from "../../job/scope.js";
 import type { ModelServer } from "./declare.js";
@@ -107,32 +108,27 @@ function errorMessage(text: string): string {
   return text.trim().slice(0, 2000) || "(empty body)";
 }
 
-/** Each complete SSE event as soon as it arrives; the body is destroyed if the job stops reading (cancel). */
+/**
+ * Each complete SSE event as soon as it arrives, written back LF-framed whatever line ends the server used;
+ * the body is destroyed if the job stops reading (cancel).
+ */
 async function* sseEvents(
   server: ModelServer,
   signal: AbortSignal | undefined,
   body: IncomingMessage,
 ): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  const parts = body[Symbol.asyncIterator]();
-  let pending = "";
+  const events = readSse(body);
   try {
     for (;;) {
-      let step: IteratorResult<Buffer>;
+      let step: IteratorResult<SseEvent>;
       try {
-        step = (await parts.next()) as IteratorResult<Buffer>;
+        step = await events.next();
       } catch (err) {
         throw await cutOff(server, signal, err);
       }
       if (step.done) break;
-      pending += decoder.decode(step.value, { stream: true }).replace(/\r\n/g, "\n");
-      for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
-        const event = pending.slice(0, end + 2);
-        pending = pending.slice(end + 2);
-        if (event.trim() !== "") yield event;
-      }
+      yield formatSse(step.value);
     }
-    if (pending.trim() !== "") yield `${pending.trimEnd()}\n\n`;
   } finally {
     // Cancel, the execution timeout, or a failed chunk post: the server sees the disconnect and stops generating.
     if (!body.complete) body.destroy();

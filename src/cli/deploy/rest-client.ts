@@ -6,6 +6,7 @@ import { FlashError, type HttpStatusFields, isFlashError } from "../../errors.js
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../../http/breaker.js";
 import { describeFailure, type HttpAnswer, HttpClient, RETRYABLE_STATUS } from "../../http/client.js";
 import { CONNECT_RETRY, type RetryPolicy } from "../../http/retry.js";
+import { readSse } from "../../http/sse.js";
 import type { Logger } from "../../log/index.js";
 import { VERSION } from "../../version.js";
 import type {
@@ -204,10 +205,7 @@ export class RestClient {
     if (!response.ok) {
       throw this.errorOf({ response, text: await response.text().catch(() => "") }, "GET", path);
     }
-    const reader = response.body?.getReader();
-    if (!reader) return;
-    const decoder = new TextDecoder();
-    let buffer = "";
+    if (!response.body) return;
     let quiet: NodeJS.Timeout | undefined;
     const settle = () => {
       clearTimeout(quiet);
@@ -216,23 +214,8 @@ export class RestClient {
     };
     settle();
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end = buffer.indexOf("\n\n");
-        while (end >= 0) {
-          const data = buffer
-            .slice(0, end)
-            .split("\n")
-            .filter((line) => line.startsWith("data:"))
-            .map((line) => line.slice(5).trimStart())
-            .join("\n");
-          buffer = buffer.slice(end + 2);
-          if (data) options.onEvent(JSON.parse(data) as WorkerLogEvent);
-          end = buffer.indexOf("\n\n");
-        }
-        settle();
+      for await (const event of readSse(arriving(response.body, settle))) {
+        if (event.data) options.onEvent(JSON.parse(event.data) as WorkerLogEvent);
       }
     } catch (err) {
       if (!controller.signal.aborted) throw err;
@@ -293,5 +276,13 @@ export class RestClient {
       path,
       problem,
     );
+  }
+}
+
+/** The body's chunks as they come, telling `onChunk` of each: any byte, not only a whole event, is a sign of life. */
+async function* arriving(body: AsyncIterable<Uint8Array>, onChunk: () => void): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    onChunk();
+    yield chunk;
   }
 }
