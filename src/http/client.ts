@@ -1,5 +1,6 @@
 // The one way flash-worker calls out over HTTP: node:http (wire.ts) with a deadline per attempt, withRetry on connection
 // failures and overloaded answers, and the target's circuit breaker; callers turn answers into their own errors.
+import { FlashError } from "../errors.js";
 import type { CircuitBreaker } from "./breaker.js";
 import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
 import { type Transport, transportFor, type WireAnswer } from "./wire.js";
@@ -112,6 +113,9 @@ export class HttpClient {
         },
       );
     } catch (error) {
+      // Nothing went out, and the same request would fail the same way: the caller's error, not the target's.
+      if (unsendable(error))
+        throw new RequestInvalidError(`${request.what} could not be sent: ${describeFailure(error)}`);
       circuit?.breaker.failure();
       throw this.options.unreachable ? this.options.unreachable(request, error, attempts) : error;
     }
@@ -125,6 +129,7 @@ export class HttpClient {
 
   private classify(request: HttpRequest, outcome: Outcome<HttpAnswer>): string | undefined {
     if (!outcome.ok) {
+      if (unsendable(outcome.error)) return undefined;
       // A reset or a deadline after the request went out may follow work done: not repeated unless idempotent.
       if (request.idempotent === false && !neverSent(outcome.error)) return undefined;
       return describeFailure(outcome.error);
@@ -140,6 +145,27 @@ export class HttpClient {
 /** What ends the waits between attempts: the request's signal, its stopRetrying signal, or either. */
 function retrySignal({ signal, stopRetrying }: HttpRequest): AbortSignal | undefined {
   return signal && stopRetrying ? AbortSignal.any([signal, stopRetrying]) : (stopRetrying ?? signal);
+}
+
+/** A request that could not be built (a header, URL or method Node refuses): retrying would fail the same way. */
+export class RequestInvalidError extends FlashError {
+  readonly code = "HTTP_REQUEST_INVALID";
+  override name = "RequestInvalidError";
+}
+
+/** Node's codes for a request it refuses to build, before anything is sent. */
+const UNSENDABLE = new Set([
+  "ERR_INVALID_CHAR",
+  "ERR_INVALID_HTTP_TOKEN",
+  "ERR_INVALID_URL",
+  "ERR_INVALID_PROTOCOL",
+  "ERR_UNESCAPED_CHARACTERS",
+  "ERR_HTTP_INVALID_HEADER_VALUE",
+]);
+
+/** Whether `err` says the request could not be built: a local, deterministic failure, never a network one. */
+export function unsendable(err: unknown): boolean {
+  return UNSENDABLE.has(String((err as { code?: unknown } | null)?.code));
 }
 
 /** Socket errors that prove the request never reached a server. */

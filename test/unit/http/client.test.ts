@@ -1,5 +1,6 @@
 // The shared HTTP client against real servers on 127.0.0.1: what it retries, what it hands back, the breaker, the errors.
 import { afterEach, describe, expect, it } from "vitest";
+import { isFlashError } from "../../../src/errors.js";
 import { CircuitBreaker } from "../../../src/http/breaker.js";
 import {
   describeAnswer,
@@ -9,7 +10,10 @@ import {
   type HttpRequest,
   neverSent,
   RETRYABLE_STATUS,
+  unsendable,
 } from "../../../src/http/client.js";
+import { h1Transport } from "../../../src/http/h1.js";
+import { nodeTransport } from "../../../src/http/wire.js";
 import { closedPortUrl, json, startServer, type TestServer } from "../../client/servers.js";
 
 const FAST = { attempts: 3, baseMs: 1, maxMs: 1 };
@@ -129,6 +133,51 @@ describe("HttpClient.send", () => {
     const failure = await http.send(get(url)).catch((err: unknown) => err);
     expect((failure as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
     expect(describeFailure(failure)).toMatch(/ECONNREFUSED/);
+  });
+
+  for (const [name, wire] of [
+    ["node:http", nodeTransport],
+    ["h1", h1Transport],
+  ] as const) {
+    it(`a request that cannot be built (${name}) is one attempt, a RequestInvalidError, neither retried nor counted on the circuit`, async () => {
+      const target = await answering(200);
+      const breaker = new CircuitBreaker(target.url, {
+        failureThreshold: 1,
+        successThreshold: 1,
+        recoveryMs: 1_000,
+      });
+      const { http, retries } = client({
+        wire,
+        retry: { attempts: Number.POSITIVE_INFINITY, baseMs: 1, maxMs: 1 },
+        circuit: { breaker, openError: () => new Error("open") },
+        unreachable: () => new Error("unreachable: not this"),
+      });
+      for (const headers of [
+        { "X-Request-ID": "job\r\nX-Injected: 1" },
+        { "X-Request-ID": "作业" },
+        { "Bad Name": "1" },
+      ]) {
+        const failure = await http
+          .send(get(target.url, { headers, what: "Result post" }))
+          .catch((err: unknown) => err);
+        expect(isFlashError(failure, "HTTP_REQUEST_INVALID")).toBe(true);
+        expect((failure as Error).message).toMatch(
+          /^Result post could not be sent: (Invalid character in header content \["X-Request-ID"\]|Header name must be a valid HTTP token \["Bad Name"\])$/,
+        );
+      }
+      expect(retries).toEqual([]);
+      expect(target.requests).toEqual([]);
+      expect(breaker.state).toBe("CLOSED");
+    });
+  }
+
+  it("unsendable: only Node's refusals to build a request", () => {
+    const refusal = (code: string) => Object.assign(new TypeError("refused"), { code });
+    expect(unsendable(refusal("ERR_INVALID_CHAR"))).toBe(true);
+    expect(unsendable(refusal("ERR_INVALID_URL"))).toBe(true);
+    expect(unsendable(refusal("ECONNRESET"))).toBe(false);
+    expect(unsendable(new TypeError("fetch failed"))).toBe(false);
+    expect(unsendable(undefined)).toBe(false);
   });
 
   it("counts failures on the circuit and fails fast with the caller's error while it is open", async () => {
