@@ -7,7 +7,7 @@ import { redact } from "./redact.js";
 import { stdoutLines } from "./stdout.js";
 
 export { describeError } from "./describe.js";
-export { addSecret, redact } from "./redact.js";
+export { addSecret, redact, redactUrl } from "./redact.js";
 export { flushLog } from "./stdout.js";
 export { activeTraceId, setTraceIdSource } from "./trace.js";
 

@@ -1,6 +1,6 @@
 // The one redaction point: secrets never reach a log line, an error line or the console's log views. Known values
 // (API keys, registry and S3 credentials, registered where they are read) and `NAME=value` pairs, `--creds` and
-// Bearer tokens whose form says secret are replaced by ***.
+// Bearer tokens whose form says secret are replaced by ***; a URL shown on purpose goes through redactUrl first.
 
 /** Values shorter than this are not registered: replacing them would mangle ordinary words. */
 const MIN_SECRET_LENGTH = 8;
@@ -36,4 +36,34 @@ export function redact(text: string): string {
   if (out.includes("--creds")) out = out.replace(CREDS_FLAG, "$1***");
   if (out.includes("Bearer ")) out = out.replace(BEARER, "$1***");
   return out;
+}
+
+/**
+ * A URL as a log line or an error message shows it: its user and password, every query value and the fragment
+ * replaced by *** (a webhook's `?token=`, a presigned URL's signature); the scheme, host, path and query names
+ * stay. Text that is not a URL is only redacted as any text is.
+ */
+export function redactUrl(url: string | URL): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    return redact(String(url));
+  }
+  if (parsed.username) parsed.username = "***";
+  if (parsed.password) parsed.password = "***";
+  if (parsed.hash) parsed.hash = "***";
+  if (parsed.search) parsed.search = hiddenValues(parsed.search.slice(1));
+  return parsed.href;
+}
+
+/** `a=1&b=2&flag` as `a=***&b=***&flag`: names kept, values hidden. */
+function hiddenValues(query: string): string {
+  return query
+    .split("&")
+    .map((pair) => {
+      const at = pair.indexOf("=");
+      return at === -1 ? pair : `${pair.slice(0, at)}=***`;
+    })
+    .join("&");
 }

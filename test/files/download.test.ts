@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DownloadError, download, handler } from "../../src/index.js";
-import type { AddressPolicy } from "../../src/runtime/files/address.js";
+import { type AddressPolicy, PUBLIC_ONLY } from "../../src/runtime/files/address.js";
 import { type Connection, downloadWith } from "../../src/runtime/files/download.js";
 import { runJob } from "../../src/testing/index.js";
 
@@ -144,6 +144,129 @@ describe("the address guard, by default", () => {
       `download: refused http://mixed.test:${server.port}/: mixed.test resolves to 10.0.0.9, a loopback address`,
     );
     expect(server.hits).toEqual([]);
+  });
+});
+
+describe("addresses that carry an IPv4 address (NAT64, 6to4, Teredo)", () => {
+  it("refuses literals that reach a non-public IPv4 address, before any request", async () => {
+    const cases: [string, string][] = [
+      [
+        "http://[64:ff9b::7f00:1]/",
+        "64:ff9b::7f00:1 is a NAT64 (64:ff9b::/96) address for 127.0.0.1, a loopback address",
+      ],
+      ["http://[64:ff9b::a9fe:a9fe]/latest/", "for 169.254.169.254, the cloud metadata address"],
+      [
+        "http://[2002:a00:1::]/",
+        "2002:a00:1:: is a 6to4 (2002::/16) address for 10.0.0.1, a private (RFC 1918) address",
+      ],
+      [
+        "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
+        "is a Teredo (2001::/32) address for 127.0.0.1, a loopback address",
+      ],
+    ];
+    for (const [url, reason] of cases) {
+      await expect(download(url, { dir: scratch })).rejects.toThrow(reason);
+    }
+  });
+
+  it("refuses a name that resolves to one, without sending it a request", async () => {
+    const server = await serve(body("secret"));
+    const connection = { policy: PUBLIC_ONLY, resolve: resolver({ "nat64.test": ["64:ff9b::7f00:1"] }) };
+    await expect(
+      downloadWith(`http://nat64.test:${server.port}/`, { dir: scratch }, connection),
+    ).rejects.toThrow(
+      `nat64.test resolves to 64:ff9b::7f00:1, a NAT64 (64:ff9b::/96) address for 127.0.0.1, a loopback address`,
+    );
+    expect(server.hits).toEqual([]);
+  });
+});
+
+describe("the URL is checked whole before any request", () => {
+  const policy = { policy: only127001 };
+
+  it("a malformed percent-escape in the path is refused; the server sees nothing", async () => {
+    const server = await serve(body("never"));
+    await expect(downloadWith(`${server.url}/a%zzb.png`, { dir: scratch }, policy)).rejects.toThrow(
+      `download: ${server.url}/a%zzb.png: malformed percent-escape "%zz" in its path (a % starts two hex digits)`,
+    );
+    await expect(downloadWith(`${server.url}/end%4`, { dir: scratch }, policy)).rejects.toThrow(
+      'malformed percent-escape "%4" in its path',
+    );
+    expect(server.hits).toEqual([]);
+  });
+
+  it("so is a redirect to one: the target is never asked", async () => {
+    const target = await serve(body("never"));
+    const start = await serve((_req, res) => res.writeHead(302, { location: `${target.url}/%gg` }).end());
+    await expect(downloadWith(`${start.url}/a`, { dir: scratch }, policy)).rejects.toThrow(
+      'malformed percent-escape "%gg"',
+    );
+    expect(target.hits).toEqual([]);
+  });
+
+  it("escapes that are not UTF-8 (a Latin-1 file name) are valid and downloaded", async () => {
+    const server = await serve(body("latin"));
+    const file = await downloadWith(`${server.url}/caf%E9.txt`, { dir: scratch }, policy);
+    expect(readFileSync(file.path, "utf8")).toBe("latin");
+    expect(file.path.endsWith(".txt")).toBe(true);
+    expect(server.hits).toEqual(["/caf%E9.txt"]);
+  });
+});
+
+describe("errors never show a URL's credentials", () => {
+  const policy = { policy: only127001 };
+
+  it("user, password, query values and fragment are *** in every message", async () => {
+    const server = await serve((req, res) =>
+      req.url?.startsWith("/moved") ? res.writeHead(302).end() : res.writeHead(404).end(),
+    );
+    const secret = (path: string) =>
+      `http://alice:hunter2-pass@127.0.0.1:${server.port}${path}?token=tok-123456&X-Amz-Signature=sig-abcdef#frag-key`;
+    const shown = (path: string) =>
+      `http://***:***@127.0.0.1:${server.port}${path}?token=***&X-Amz-Signature=***#***`;
+    const messages: string[] = [];
+    for (const [url, policyUsed] of [
+      [secret("/gone"), policy],
+      [secret("/moved"), policy],
+      [secret("/%zz"), policy],
+      [secret("/blocked"), { policy: PUBLIC_ONLY }],
+    ] as const) {
+      const err = await downloadWith(url, { dir: scratch }, policyUsed).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DownloadError);
+      messages.push((err as Error).message);
+    }
+    expect(messages).toEqual([
+      `download: ${shown("/gone")} answered HTTP 404`,
+      `download: ${shown("/moved")} redirected without a Location header`,
+      `download: ${shown("/%zz")}: malformed percent-escape "%zz" in its path (a % starts two hex digits)`,
+      `download: refused ${shown("/blocked")}: 127.0.0.1 is a loopback address; set RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS=true to allow private addresses`,
+    ]);
+    for (const message of messages) {
+      for (const secretPart of ["alice", "hunter2", "tok-123456", "sig-abcdef", "frag-key"]) {
+        expect(message).not.toContain(secretPart);
+      }
+    }
+  });
+
+  it("a failed connection and a scheme refusal too", async () => {
+    const refused = await downloadWith(
+      "http://bob:pw-secret-1@127.0.0.1:9/x?key=k-secret-2",
+      {},
+      policy,
+    ).then(
+      () => new Error("downloaded"),
+      (e: unknown) => e as Error,
+    );
+    expect(refused.message).toMatch(
+      /^download: http:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:9\/x\?key=\*\*\* failed: /,
+    );
+    const scheme = await download("ftp://bob:pw-secret-1@example.com/x?key=k-secret-2").then(
+      () => new Error("downloaded"),
+      (e: unknown) => e as Error,
+    );
+    expect(scheme.message).toBe(
+      'download: blocked URL scheme "ftp:" in ftp://***:***@example.com/x?key=***: only http and https',
+    );
   });
 });
 

@@ -24,6 +24,7 @@ const RANGES: readonly [network: string, prefix: number, family: "ipv4" | "ipv6"
   ["::1", 128, "ipv6", "a loopback"],
   // IPv4-compatible IPv6 (deprecated); IPv4-mapped addresses are checked against the IPv4 ranges by BlockList.
   ["::", 96, "ipv6", "a reserved (IPv4-compatible)"],
+  ["64:ff9b:1::", 48, "ipv6", "a local-use NAT64 (RFC 8215)"],
   ["100::", 64, "ipv6", "a discard-only"],
   ["2001:db8::", 32, "ipv6", "a documentation"],
   ["fc00::", 7, "ipv6", "a unique-local"],
@@ -37,6 +38,30 @@ const LISTS = RANGES.map(([network, prefix, family, kind]) => {
   return { list, kind };
 });
 
+/** An IPv6 range that carries an IPv4 address: the host reached is that IPv4 one, so the IPv4 rules apply. */
+interface Carrier {
+  list: BlockList;
+  scheme: string;
+  /** The IPv4 addresses inside, each as two 16-bit words of the IPv6 address. */
+  ipv4: (words: readonly number[]) => [number, number][];
+}
+
+const carrier = (network: string, prefix: number, scheme: string, ipv4: Carrier["ipv4"]): Carrier => {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, "ipv6");
+  return { list, scheme, ipv4 };
+};
+
+const CARRIERS: readonly Carrier[] = [
+  carrier("64:ff9b::", 96, "a NAT64 (64:ff9b::/96)", (w) => [[w[6]!, w[7]!]]),
+  carrier("2002::", 16, "a 6to4 (2002::/16)", (w) => [[w[1]!, w[2]!]]),
+  // Teredo: the server's IPv4 in bits 32-63, the client's in the last 32 bits, inverted (RFC 4380 §4).
+  carrier("2001::", 32, "a Teredo (2001::/32)", (w) => [
+    [w[2]!, w[3]!],
+    [w[6]! ^ 0xffff, w[7]! ^ 0xffff],
+  ]),
+];
+
 /**
  * Why `address` may not be downloaded from ("a loopback address", "the cloud metadata address"),
  * or undefined when it is a global unicast address. Anything that is not an IP address is refused.
@@ -46,7 +71,7 @@ export function nonPublicKind(address: string): string | undefined {
   if (family === 0) return "not an IP";
   const type = family === 4 ? "ipv4" : "ipv6";
   for (const { list, kind } of LISTS) if (list.check(address, type)) return kind;
-  return undefined;
+  return family === 6 ? embeddedKind(address) : undefined;
 }
 
 /** Decides for each address a download is about to connect to: the kind that refuses it, or undefined. */
@@ -55,3 +80,32 @@ export type AddressPolicy = (address: string) => string | undefined;
 export const PUBLIC_ONLY: AddressPolicy = nonPublicKind;
 
 export const ANY_ADDRESS: AddressPolicy = () => undefined;
+
+/** For an IPv6 address that carries a non-public IPv4 one (NAT64, 6to4, Teredo): which, and why it is refused. */
+function embeddedKind(address: string): string | undefined {
+  for (const { list, scheme, ipv4 } of CARRIERS) {
+    if (!list.check(address, "ipv6")) continue;
+    for (const [high, low] of ipv4(ipv6Words(address))) {
+      const inner = `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+      const kind = nonPublicKind(inner);
+      if (kind) return `${scheme} address for ${inner}, ${kind}`;
+    }
+  }
+  return undefined;
+}
+
+/** The eight 16-bit words of an IPv6 address that isIP() accepted (`::` expanded, a dotted IPv4 tail as two words). */
+function ipv6Words(address: string): number[] {
+  const words = (part: string): number[] =>
+    part === ""
+      ? []
+      : part.split(":").flatMap((word) => {
+          if (!word.includes(".")) return [Number.parseInt(word, 16)];
+          const [a = 0, b = 0, c = 0, d = 0] = word.split(".").map(Number);
+          return [(a << 8) | b, (c << 8) | d];
+        });
+  const [head = "", tail] = address.replace(/%.*$/, "").split("::");
+  const left = words(head);
+  const right = tail === undefined ? [] : words(tail);
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}

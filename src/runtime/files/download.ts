@@ -12,6 +12,7 @@ import { pipeline } from "node:stream/promises";
 import type { Agent, buildConnector } from "undici";
 import { FlashError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
+import { redactUrl } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
 import { VERSION } from "../../version.js";
 import { readFilesConfig } from "../options.js";
@@ -69,7 +70,7 @@ export async function download(url: string | URL, options: DownloadOptions = {})
   const connection = { policy: config.allowPrivateDownloads ? ANY_ADDRESS : PUBLIC_ONLY };
   // Tracing on: a "download" span, a child of the handler's.
   if (!tracing) return downloadWith(url, given, connection);
-  return tracing.span("download", { "url.full": String(url) }, () => downloadWith(url, given, connection));
+  return tracing.span("download", { "url.full": redactUrl(url) }, () => downloadWith(url, given, connection));
 }
 
 /** download() with the address policy given: the guard's own tests use it. */
@@ -103,10 +104,11 @@ export async function downloadWith(
       if (REDIRECT_STATUSES.has(statusCode)) {
         await body.dump();
         const location = first(headers.location);
-        if (!location) throw new DownloadError(`download: ${current} redirected without a Location header`);
+        if (!location)
+          throw new DownloadError(`download: ${redactUrl(current)} redirected without a Location header`);
         if (hop >= maxRedirects) {
           throw new DownloadError(
-            `download: more than ${maxRedirects} redirects, starting from ${String(url)}`,
+            `download: more than ${maxRedirects} redirects, starting from ${redactUrl(url)}`,
           );
         }
         current = httpUrl(new URL(location, current).href);
@@ -114,7 +116,7 @@ export async function downloadWith(
       }
       if (statusCode < 200 || statusCode >= 300) {
         await body.dump();
-        throw new DownloadError(`download: ${current} answered HTTP ${statusCode}`);
+        throw new DownloadError(`download: ${redactUrl(current)} answered HTTP ${statusCode}`);
       }
       const declared = Number(first(headers["content-length"]));
       if (Number.isFinite(declared) && declared > maxBytes) {
@@ -146,17 +148,31 @@ function positive(value: number, name: string): number {
   return value;
 }
 
+/** The URL, checked whole before any request: a URL, http or https, every % of its path starting an escape. */
 function httpUrl(text: string): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new DownloadError(`download: not a URL: ${JSON.stringify(text)}`);
+    throw new DownloadError(`download: not a URL: ${JSON.stringify(redactUrl(text))}`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DownloadError(`download: blocked URL scheme "${url.protocol}" in ${text}: only http and https`);
+    throw new DownloadError(
+      `download: blocked URL scheme "${url.protocol}" in ${redactUrl(url)}: only http and https`,
+    );
+  }
+  const stray = badEscape(url.pathname);
+  if (stray !== undefined) {
+    throw new DownloadError(
+      `download: ${redactUrl(url)}: malformed percent-escape "${stray}" in its path (a % starts two hex digits)`,
+    );
   }
   return url;
+}
+
+/** The first `%` in `path` that does not start a %XX escape (RFC 3986 §2.1), as written. */
+function badEscape(path: string): string | undefined {
+  return /%(?![0-9A-Fa-f]{2}).{0,2}/.exec(path)?.[0];
 }
 
 function first(value: string | string[] | undefined): string | undefined {
@@ -168,7 +184,9 @@ function refuseLiteral(url: URL, policy: AddressPolicy): void {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host) === 0) return;
   const kind = policy(host);
-  if (kind) throw new DownloadError(`download: refused ${url}: ${host} is ${kind} address; ${ALLOW_HINT}`);
+  if (kind) {
+    throw new DownloadError(`download: refused ${redactUrl(url)}: ${host} is ${kind} address; ${ALLOW_HINT}`);
+  }
 }
 
 /**
@@ -233,15 +251,24 @@ async function save(body: NodeJS.ReadableStream, path: string, maxBytes: number,
 
 function tooLarge(url: URL, maxBytes: number, detail: string): DownloadError {
   return new DownloadError(
-    `download: ${url} exceeds the size cap of ${maxBytes} bytes (${detail}); raise RUNPOD_MAX_DOWNLOAD_BYTES or pass maxBytes`,
+    `download: ${redactUrl(url)} exceeds the size cap of ${maxBytes} bytes (${detail}); raise RUNPOD_MAX_DOWNLOAD_BYTES or pass maxBytes`,
   );
 }
 
 /** The file's extension, from Content-Disposition's filename or else the URL's path, when it looks like one. */
 function extension(url: URL, disposition: string | undefined): string {
   const named = disposition ? /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)?.[1] : undefined;
-  const ext = extname(named ?? "") || extname(decodeURIComponent(url.pathname));
+  const ext = extname(named ?? "") || extname(decoded(url.pathname));
   return /^\.[A-Za-z0-9]{1,12}$/.test(ext) ? ext : "";
+}
+
+/** The path percent-decoded, or as written where its escapes are not UTF-8 (a Latin-1 file name). */
+function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /** Every failure becomes a DownloadError that names the URL and says what to do. */
@@ -249,10 +276,11 @@ function explain(err: unknown, url: URL, timeoutMs: number, signal: AbortSignal 
   if (err instanceof DownloadError) return err;
   const cause = (err as { cause?: unknown })?.cause;
   const refusal = err instanceof Refused ? err : cause instanceof Refused ? cause : undefined;
-  if (refusal) return new DownloadError(`download: refused ${url}: ${refusal.message}; ${ALLOW_HINT}`);
+  const shown = redactUrl(url);
+  if (refusal) return new DownloadError(`download: refused ${shown}: ${refusal.message}; ${ALLOW_HINT}`);
   if (signal?.aborted) {
     const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
-    return new DownloadError(`download: ${url} stopped: ${reason}`);
+    return new DownloadError(`download: ${shown} stopped: ${reason}`);
   }
   const code = (err as { code?: unknown })?.code;
   if (
@@ -260,10 +288,10 @@ function explain(err: unknown, url: URL, timeoutMs: number, signal: AbortSignal 
     code === "UND_ERR_BODY_TIMEOUT" ||
     code === "UND_ERR_CONNECT_TIMEOUT"
   ) {
-    return new DownloadError(`download: ${url} timed out: nothing received for ${timeoutMs / 1000} s`);
+    return new DownloadError(`download: ${shown} timed out: nothing received for ${timeoutMs / 1000} s`);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new DownloadError(`download: ${url} failed: ${message}`);
+  return new DownloadError(`download: ${shown} failed: ${message}`);
 }
 
 function fsPromises(): typeof import("node:fs/promises") {
