@@ -5,13 +5,13 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
-import { isLoopback } from "../http/loopback.js";
+import { isLoopback, isLoopbackAuthority } from "../http/loopback.js";
 import { keepTickShapes } from "../lifecycle.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
 import { clientApi } from "./api/client-api.js";
 import type { PlatformContext } from "./api/context.js";
 import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
-import { errorHandler } from "./api/http.js";
+import { errorHandler, HttpError } from "./api/http.js";
 import { openaiApi } from "./api/openai.js";
 import { WEBHOOK_DEFAULTS, type WebhookOptions, WebhookSender } from "./api/webhooks.js";
 import { workerApi } from "./api/worker-api.js";
@@ -147,14 +147,37 @@ export function defaultWorkerCommand(file: string): string[] {
   ];
 }
 
-/** The server's rewriteUrl: `<id>.localhost` hosts to `/lb/<id>/`, and runpod-python's root paths to `rootEndpoint`. */
-function urlRewrite(rootEndpoint: string | undefined, keyless: boolean, apiKey: string) {
+/**
+ * The server's rewriteUrl: `<id>.localhost` hosts to `/lb/<id>/`, and runpod-python's root paths to `rootEndpoint`;
+ * a keyless request to those whose Host is not a loopback name goes into `foreign`, refused by foreignHostCheck.
+ */
+function urlRewrite(
+  rootEndpoint: string | undefined,
+  keyless: boolean,
+  apiKey: string,
+  foreign: WeakSet<IncomingMessage>,
+) {
   return (req: IncomingMessage): string => {
     const url = lbHostRewrite(req);
     if (rootEndpoint === undefined || url !== req.url || !RUNPOD_PYTHON_PATHS.test(url)) return url;
-    // Its users send no key (runpod-python's server has none); only loopback callers can reach it so.
-    if (keyless && req.headers.authorization === undefined) req.headers.authorization = `Bearer ${apiKey}`;
+    // Its users send no key (runpod-python's server has none); only loopback callers can reach it so, and only by a
+    // loopback name: a web page whose name was rebound to 127.0.0.1 sends its own Host.
+    if (keyless && req.headers.authorization === undefined) {
+      if (isLoopbackAuthority(req.headers.host ?? "")) req.headers.authorization = `Bearer ${apiKey}`;
+      else foreign.add(req);
+    }
     return `/v2/${rootEndpoint}${url}`;
+  };
+}
+
+/** 403 for the keyless requests urlRewrite found sent to a name that is not loopback (DNS rebinding). */
+function foreignHostCheck(foreign: WeakSet<IncomingMessage>) {
+  return async (request: { raw: IncomingMessage; headers: IncomingMessage["headers"] }): Promise<void> => {
+    if (!foreign.has(request.raw)) return;
+    throw new HttpError(
+      403,
+      `Host ${JSON.stringify(request.headers.host ?? "")} is not this machine's loopback: the paths that need no API key answer only requests sent to localhost, 127.0.0.1 or [::1] (a web page cannot reach them by DNS rebinding); send the API key to use another name`,
+    );
   };
 }
 
@@ -239,7 +262,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   );
   // Requests for `<pod_id>-<port>.localhost` go to the Pod's container; the rest to the platform's routes.
   const podProxy = new PodProxy((id) => podTarget(pods, id));
-  const rewriteUrl = urlRewrite(options.rootEndpoint, isLoopback(bindHost), apiKey);
+  const foreignHosts = new WeakSet<IncomingMessage>();
+  const rewriteUrl = urlRewrite(options.rootEndpoint, isLoopback(bindHost), apiKey, foreignHosts);
   const app = Fastify({
     logger: false,
     forceCloseConnections: true,
@@ -247,6 +271,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     serverFactory: (handler) => createServer((req, res) => podProxy.handle(req, res) || handler(req, res)),
   });
   app.setErrorHandler(errorHandler(platformLog));
+  app.addHook("onRequest", foreignHostCheck(foreignHosts));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `No route ${request.method} ${request.url.split("?")[0]}` }),
   );
@@ -259,7 +284,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     endpoints: lb,
     claimUpgrade: (req, socket, head) => podProxy.upgrade(req, socket, head),
   });
-  await app.register(filesApi, { ctx, lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS });
+  await app.register(filesApi, {
+    ctx,
+    lifetimeMs: options.fileLifetimeMs ?? FILE_LIFETIME_MS,
+    baseUrl: () => baseUrl,
+  });
   await app.register(consolePlugin, { ctx, logs, pool: (id) => pools.get(id), lb });
 
   // Endpoints made through the REST API run their image's workers in containers.

@@ -44,8 +44,9 @@ describe("file store", () => {
     const app = Fastify();
     app.setErrorHandler(errorHandler(createLogger({ level: "SILENT", json: false })));
     const ctx = { apiKey: "key" } as PlatformContext;
-    await app.register(filesApi, { ctx, lifetimeMs: 400, now: () => clock });
-    const base = await app.listen({ host: "127.0.0.1", port: 0 });
+    let base = "";
+    await app.register(filesApi, { ctx, lifetimeMs: 400, baseUrl: () => base, now: () => clock });
+    base = await app.listen({ host: "127.0.0.1", port: 0 });
     try {
       const stored = await fetch(`${base}/v2/img/files`, {
         method: "POST",

@@ -19,7 +19,38 @@ interface StoredFile {
 export interface FilesOptions {
   ctx: PlatformContext;
   lifetimeMs: number;
+  /** The platform's own address (http://host:port): links are made from it, never from a request's Host. */
+  baseUrl: () => string;
   now?: () => number;
+}
+
+/**
+ * A stored file is the uploader's bytes on the console's origin: served as a download (nosniff, attachment), and
+ * sandboxed should a browser render it anyway, so an uploaded HTML page never runs as the console (its stored key).
+ */
+const SERVED_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox; default-src 'none'",
+} as const;
+
+/** Extensions of the kinds of file workers return, for the download's name; any other is saved as <id>. */
+const EXTENSIONS: Record<string, string> = {
+  "image/png": ".png",
+  "image/jpeg": ".jpg",
+  "image/webp": ".webp",
+  "image/gif": ".gif",
+  "audio/wav": ".wav",
+  "audio/mpeg": ".mp3",
+  "video/mp4": ".mp4",
+  "application/json": ".json",
+  "application/pdf": ".pdf",
+  "text/plain": ".txt",
+};
+
+/** `attachment; filename="<id><ext>"`: the name is ours (hex and a known extension), never the uploader's. */
+function disposition(id: string, contentType: string): string {
+  const essence = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+  return `attachment; filename="${id}${EXTENSIONS[essence] ?? ""}"`;
 }
 
 /**
@@ -27,7 +58,7 @@ export interface FilesOptions {
  * image endpoints do: workers POST the bytes to /v2/<endpoint_id>/files (raw key) and return the URL.
  */
 export async function filesApi(app: FastifyInstance, options: FilesOptions): Promise<void> {
-  const { ctx, lifetimeMs } = options;
+  const { ctx, lifetimeMs, baseUrl } = options;
   const now = options.now ?? Date.now;
   const files = new Map<string, StoredFile>();
   let total = 0;
@@ -62,10 +93,9 @@ export async function filesApi(app: FastifyInstance, options: FilesOptions): Pro
       expiresAt,
     });
     total += body.length;
-    const host = request.headers.host ?? "127.0.0.1";
     return reply
       .code(201)
-      .send({ url: `http://${host}/files/${id}`, expiresAt: new Date(expiresAt).toISOString() });
+      .send({ url: `${baseUrl()}/files/${id}`, expiresAt: new Date(expiresAt).toISOString() });
   });
 
   // Public like a signed URL: whoever has the link may fetch it until it expires.
@@ -78,6 +108,9 @@ export async function filesApi(app: FastifyInstance, options: FilesOptions): Pro
       total -= file.body.length;
       throw new HttpError(410, "This file's URL has expired");
     }
-    return reply.header("content-type", file.contentType).send(file.body);
+    return reply
+      .headers({ ...SERVED_HEADERS, "content-disposition": disposition(id, file.contentType) })
+      .header("content-type", file.contentType)
+      .send(file.body);
   });
 }

@@ -1,7 +1,7 @@
 // Webhook delivery: each finished job posted to its webhook URL with the platform's retry policy.
 import { describeAnswer, describeFailure, HttpClient, type HttpRequest } from "../../http/client.js";
 import { WEBHOOK_RETRY } from "../../http/retry.js";
-import type { Logger } from "../../log/index.js";
+import { type Logger, redactUrl } from "../../log/index.js";
 import type { JobRecord } from "../state/jobs.js";
 
 export interface WebhookOptions {
@@ -78,7 +78,7 @@ export class WebhookSender {
     try {
       const answer = await this.http.send(request);
       if (answer.response.ok) {
-        this.log.child({ requestId: jobId }).debug(`Webhook delivered to ${url}`);
+        this.log.child({ requestId: jobId }).debug(`Webhook delivered to ${redactUrl(url)}`);
         return;
       }
       problem = describeAnswer(answer);
@@ -93,7 +93,7 @@ export class WebhookSender {
     this.log
       .child({ requestId: request.id })
       .warn(
-        `Webhook to ${request.url} failed (attempt ${attempt} of ${this.options.attempts}): ${problem}${last ? "; giving up" : ""}`,
+        `Webhook to ${redactUrl(request.url)} failed (attempt ${attempt} of ${this.options.attempts}): ${problem}${last ? "; giving up" : ""}`,
       );
   }
 }
