@@ -27,6 +27,8 @@ export async function localPlatform(
     containers: containerToolOptions(options),
     // RUNPOD_INIT_TIMEOUT, as its workers read it from the environment they inherit.
     workerInitTimeoutMs: options.initTimeout,
+    // FLASH_PLATFORM_MEMORY_MB; left to the platform (a quarter of the heap limit) when not set.
+    memoryBytes: options.memoryMb === undefined ? undefined : options.memoryMb * 1024 * 1024,
   };
   return { settings, log, keyGenerated: options.apiKey === undefined };
 }

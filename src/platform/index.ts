@@ -1,6 +1,6 @@
 // The local platform: the serverless endpoint API on localhost (docs/design.md §3). It never imports the worker (src/runtime/) or the toolkit (src/cli/).
 
-export { bodyTooLarge, HttpError } from "./api/http.js";
+export { bodyTooLarge, HttpError, tooDeepBody } from "./api/http.js";
 export {
   RESULT_BODY_LIMIT,
   STREAM_BODY_LIMIT,

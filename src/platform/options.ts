@@ -30,4 +30,9 @@ export const PLATFORM_OPTIONS = {
   ...CONTAINER_OPTIONS,
   /** RUNPOD_INIT_TIMEOUT, as RunPod reads it: how long a worker may take to start before it is replaced. */
   initTimeout: { env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
+  memoryMb: {
+    env: ["FLASH_PLATFORM_MEMORY_MB"],
+    parse: integer(1, 1_048_576),
+    help: "MB that queued and retained job payloads may hold (env; default a quarter of V8's heap limit)",
+  },
 } as const satisfies OptionTable;

@@ -20,6 +20,7 @@ import { consolePlugin, LogBook, teeLogger } from "./console/index.js";
 import { type CatalogGpu, DEFAULT_GPU_CATALOG } from "./rest/catalog.js";
 import { ContainerRuntime } from "./rest/containers.js";
 import { type RestHost, restApi } from "./rest/index.js";
+import { defaultMemoryBudget } from "./state/budget.js";
 import type { EndpointState } from "./state/endpoint.js";
 import type { EndpointInfo, EndpointInit } from "./state/endpoint-init.js";
 import { newApiKey } from "./state/ids.js";
@@ -81,6 +82,11 @@ export interface PlatformOptions {
   webhooks?: Partial<WebhookOptions>;
   /** How long files workers store stay reachable (default 7 days, as public image URLs). */
   fileLifetimeMs?: number;
+  /**
+   * Bytes queued and retained job payloads may hold (default a quarter of V8's heap limit): a request past it is
+   * refused with 429 while unfinished jobs fill it, finished jobs are forgotten oldest first to make room.
+   */
+  memoryBytes?: number;
   /** Endpoints to create at start. */
   endpoints?: EndpointInit[];
   /** Load-balanced endpoints to create at start, served under `/lb/<id>/`. */
@@ -225,6 +231,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const scheduler = new Scheduler({
     retention: { ...DEFAULT_RETENTION, ...options.retention },
     workerLostMs: options.workerLostMs ?? 30_000,
+    memoryBytes: options.memoryBytes ?? defaultMemoryBudget(),
     logger: log,
   });
   const webhooks = new WebhookSender({ ...WEBHOOK_DEFAULTS, ...options.webhooks }, log);

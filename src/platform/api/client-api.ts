@@ -3,7 +3,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { EndpointState } from "../state/endpoint.js";
 import { isTerminal, type JobRecord, jobView, MAX_TTL_MS, MIN_TTL_MS } from "../state/jobs.js";
 import type { PlatformContext } from "./context.js";
-import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError, MB, waitParam } from "./http.js";
+import {
+  addJsonParser,
+  bodyCost,
+  checkKey,
+  clientGone,
+  endpointFrom,
+  HttpError,
+  MB,
+  roomForBody,
+  waitParam,
+} from "./http.js";
 
 /** The platform's payload limits (docs/protocol.md §11): /run 10 MB, /runsync 20 MB. */
 export const RUN_BODY_LIMIT = 10 * MB;
@@ -96,17 +106,24 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
       ttlMs: body.policy?.ttl,
       lowPriority: body.policy?.lowPriority,
       sync,
+      bytes: bodyCost(request),
     });
   };
+  // A job's body is refused before it is read when the memory budget has no room for it (429).
+  const preParsing = roomForBody(scheduler);
 
-  app.post("/run", { bodyLimit: RUN_BODY_LIMIT, schema: { body: jobRequestSchema } }, async (request) => {
-    const job = submit(request, false);
-    return { id: job.id, status: "IN_QUEUE" };
-  });
+  app.post(
+    "/run",
+    { bodyLimit: RUN_BODY_LIMIT, schema: { body: jobRequestSchema }, preParsing },
+    async (request) => {
+      const job = submit(request, false);
+      return { id: job.id, status: "IN_QUEUE" };
+    },
+  );
 
   app.post(
     "/runsync",
-    { bodyLimit: RUNSYNC_BODY_LIMIT, schema: { body: jobRequestSchema } },
+    { bodyLimit: RUNSYNC_BODY_LIMIT, schema: { body: jobRequestSchema }, preParsing },
     async (request, reply) => {
       const { wait } = request.query as { wait?: string };
       const waitMs = waitParam(wait, DEFAULT_SYNC_WAIT_MS);

@@ -1,9 +1,11 @@
 // What the platform's HTTP routes share: error answers, JSON parsing, key checks, ?wait= and size limits.
 import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { closest } from "../../app/settings.js";
 import { FlashError, isFlashError } from "../../errors.js";
 import { drainRequest } from "../../http/drain.js";
+import { JsonTooDeepError, jsonCost, MAX_JSON_DEPTH, scanJson } from "../../http/json.js";
 import type { Logger } from "../../log/index.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { Scheduler } from "../state/scheduler.js";
@@ -29,11 +31,25 @@ export const formatBytes = (bytes: number): string =>
 export const bodyTooLarge = (limit: number, path: string): string =>
   `Request body is larger than the ${formatBytes(limit)} limit of ${path}`;
 
+/** The status of one of our own errors: an HttpError's, 429 for a full memory budget; undefined for any other. */
+export function flashStatus(err: unknown): number | undefined {
+  if (isFlashError(err, "HTTP_STATUS")) return (err as HttpError).status;
+  // As RunPod answers a full queue: the client may retry once jobs finish.
+  if (isFlashError(err, "PLATFORM_MEMORY_FULL")) return 429;
+  return undefined;
+}
+
+/** Sends an error answer; a body refused for memory before it was read is read to its end first (drain.ts). */
+export function answerRefusal(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown) {
+  if (status !== 429) return reply.code(status).send(body);
+  return drainRequest(request.raw).then(() => reply.code(status).send(body));
+}
+
 /** Turns fastify's and our own errors into `{"error": "..."}` with a status a client can act on. */
 export function errorHandler(log: Logger) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (isFlashError(err, "HTTP_STATUS"))
-      return reply.code((err as HttpError).status).send({ error: err.message });
+    const own = flashStatus(err);
+    if (own !== undefined) return answerRefusal(request, reply, own, { error: err.message });
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limit = request.routeOptions.bodyLimit ?? 0;
       return drainRequest(request.raw).then(() =>
@@ -47,16 +63,38 @@ export function errorHandler(log: Logger) {
   };
 }
 
-/** JSON bodies; an empty body is no body (curl -X POST .../cancel/ID with a JSON content type). */
+/** The 400 message of a body nested past MAX_JSON_DEPTH. */
+export const tooDeepBody = (err: JsonTooDeepError): string => `Invalid JSON body: ${err.message}`;
+
+/** What each parsed JSON body holds in memory (src/http/json.ts jsonCost), by its request. */
+const bodyCosts = new WeakMap<IncomingMessage, number>();
+
+/** What the request's JSON body holds in memory once parsed: 0 without one. */
+export const bodyCost = (request: FastifyRequest): number => bodyCosts.get(request.raw) ?? 0;
+
+/**
+ * JSON bodies, no deeper than MAX_JSON_DEPTH (checked before parsing); an empty body is no body (curl -X POST
+ * .../cancel/ID with a JSON content type).
+ */
 export function addJsonParser(app: FastifyInstance, contentType: string | string[]): void {
-  app.addContentTypeParser(contentType, { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser(contentType, { parseAs: "string" }, (request, body, done) => {
     const text = String(body);
     if (text.trim() === "") return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (err) {
-      done(new HttpError(400, `Malformed JSON body: ${(err as Error).message}`), undefined);
+    const shape = scanJson(text);
+    if (shape.tooDeepAt >= 0) {
+      const deep = new JsonTooDeepError(MAX_JSON_DEPTH, shape.tooDeepAt);
+      return done(new HttpError(400, tooDeepBody(deep)), undefined);
     }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return done(new HttpError(400, `Malformed JSON body: ${(err as Error).message}`), undefined);
+    }
+    const length = Number(request.headers["content-length"]);
+    const bytes = Number.isSafeInteger(length) ? length : Buffer.byteLength(text);
+    bodyCosts.set(request.raw, jsonCost(bytes, shape));
+    done(null, value);
   });
 }
 
@@ -77,6 +115,14 @@ export function checkKey(request: Pick<FastifyRequest, "headers">, apiKey: strin
     401,
     header ? "Unauthorized: invalid API key" : "Unauthorized: missing Authorization: Bearer <API key> header",
   );
+}
+
+/** A preParsing hook: a body the memory budget has no room for (by its Content-Length) is refused before it is read. */
+export function roomForBody(scheduler: Scheduler) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const length = Number(request.headers["content-length"]);
+    if (Number.isSafeInteger(length)) scheduler.checkRoom(length);
+  };
 }
 
 /** The endpoint named in the URL, or a 404 naming the nearest existing one. */

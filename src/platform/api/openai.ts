@@ -3,11 +3,20 @@
 // the job's output, or as Server-Sent Events from its stream chunks when the body says `stream: true`.
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { isFlashError } from "../../errors.js";
 import type { EndpointState } from "../state/endpoint.js";
 import { isTerminal, type JobRecord } from "../state/jobs.js";
 import type { PlatformContext } from "./context.js";
-import { addJsonParser, checkKey, clientGone, endpointFrom, HttpError } from "./http.js";
+import {
+  addJsonParser,
+  answerRefusal,
+  bodyCost,
+  checkKey,
+  clientGone,
+  endpointFrom,
+  flashStatus,
+  HttpError,
+  roomForBody,
+} from "./http.js";
 
 /** Bodies up to the /runsync limit (docs/protocol.md §11). */
 const BODY_LIMIT = 20 * 1024 * 1024;
@@ -80,15 +89,15 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
   addJsonParser(app, "application/json");
   app.addHook("onRequest", async (request) => checkKey(request, ctx.apiKey, false));
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = isFlashError(err, "HTTP_STATUS") ? (err as HttpError).status : (err.statusCode ?? 500);
+    const status = flashStatus(err) ?? err.statusCode ?? 500;
     if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
-    return reply.code(status).send(openaiError(status, err.message));
+    return answerRefusal(request, reply, status, openaiError(status, err.message));
   });
 
   const submit = (request: FastifyRequest, route: string, body: unknown) => {
     const endpoint = endpointFrom(scheduler, request);
     const input = { openai_route: route, openai_input: body ?? {} };
-    return { endpoint, job: scheduler.submit(endpoint, { input, sync: true }) };
+    return { endpoint, job: scheduler.submit(endpoint, { input, sync: true, bytes: bodyCost(request) }) };
   };
 
   const answer = async (request: FastifyRequest, reply: FastifyReply, route: string, body: unknown) => {
@@ -169,10 +178,12 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
     res.end();
   };
 
-  app.post("/chat/completions", { bodyLimit: BODY_LIMIT }, (request, reply) =>
+  // A body the memory budget has no room for is refused before it is read (429).
+  const preParsing = roomForBody(scheduler);
+  app.post("/chat/completions", { bodyLimit: BODY_LIMIT, preParsing }, (request, reply) =>
     answer(request, reply, "/v1/chat/completions", request.body),
   );
-  app.post("/completions", { bodyLimit: BODY_LIMIT }, (request, reply) =>
+  app.post("/completions", { bodyLimit: BODY_LIMIT, preParsing }, (request, reply) =>
     answer(request, reply, "/v1/completions", request.body),
   );
   app.get("/models", (request, reply) => answer(request, reply, "/v1/models", undefined));

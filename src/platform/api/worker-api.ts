@@ -1,8 +1,8 @@
 // The platform's worker API (job-take, job-done, stream, job-stop, ping) as runpod-python calls it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PlatformContext } from "./context.js";
-import { addJsonParser, checkKey, clientGone, HttpError } from "./http.js";
-import { RESULT_BODY_LIMIT, STREAM_BODY_LIMIT, takenJob, workerCalls } from "./worker-calls.js";
+import { addJsonParser, bodyCost, checkKey, clientGone, HttpError } from "./http.js";
+import { RESULT_BODY_LIMIT, STREAM_BODY_LIMIT, workerCalls } from "./worker-calls.js";
 
 export { RESULT_BODY_LIMIT, STREAM_BODY_LIMIT };
 /** Jobs one batch take may ask for. */
@@ -26,7 +26,7 @@ export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Pro
     const { endpointId, workerId } = request.params as WorkerParams;
     const max = batch ? batchSize((request.query as { batch_size?: string }).batch_size) : 1;
     const gone = clientGone(reply);
-    const jobs = await calls(request).take(max, gone);
+    const { jobs, json } = await calls(request).take(max, gone);
     if (jobs.length === 0) return reply.code(204).send();
     // A job handed to a worker that is no longer listening would be lost: put it back.
     const endpoint = scheduler.endpoint(endpointId);
@@ -37,7 +37,7 @@ export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Pro
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished && endpoint) scheduler.undelivered(endpoint, workerId, jobs);
     });
-    return batch ? jobs.map(takenJob) : takenJob(jobs[0]!);
+    return reply.type("application/json; charset=utf-8").send(batch ? `[${json.join(",")}]` : json[0]);
   };
   app.get("/job-take/:workerId", (request, reply) => take(request, reply, false));
   app.get("/job-take-batch/:workerId", (request, reply) => take(request, reply, true));
@@ -47,12 +47,14 @@ export async function workerApi(app: FastifyInstance, ctx: PlatformContext): Pro
     const { jobId } = request.params as PostParams;
     const length = Number(request.headers["content-length"]);
     const bytes = Number.isFinite(length) ? length : undefined;
-    return reply.send(calls(request).post("done", jobId, request.body, isStream, bytes));
+    return reply.send(calls(request).post("done", jobId, request.body, isStream, bytes, bodyCost(request)));
   });
 
   app.post("/job-stream/:workerId/:jobId", { bodyLimit: STREAM_BODY_LIMIT }, async (request, reply) => {
     const { jobId } = request.params as PostParams;
-    return reply.send(calls(request).post("stream", jobId, request.body, false));
+    return reply.send(
+      calls(request).post("stream", jobId, request.body, false, undefined, bodyCost(request)),
+    );
   });
 
   app.get("/job-stop/:workerId", async (request, reply) => {

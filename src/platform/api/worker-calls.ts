@@ -1,8 +1,9 @@
 // The worker API's calls as functions: the HTTP routes (worker-api.ts) and an in-process worker (--rp_serve_api) share them.
 
+import { isFlashError } from "../../errors.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { JobRecord } from "../state/jobs.js";
-import type { PostOutcome, ResultBody } from "../state/scheduler.js";
+import type { PostOutcome, ResultBody, Scheduler } from "../state/scheduler.js";
 import type { PlatformContext } from "./context.js";
 import { formatBytes, HttpError, MB } from "./http.js";
 
@@ -27,6 +28,30 @@ export const takenJob = (job: JobRecord): TakenJob => ({
   s3Config: job.s3Config,
 });
 
+/** The jobs one job-take hands out, each with the JSON the worker receives (`json[i]` is `jobs[i]`'s). */
+export interface TakenJobs {
+  jobs: JobRecord[];
+  json: string[];
+}
+
+/** Each job as its worker receives it; one that cannot be written as JSON fails here instead of breaking the answer. */
+function handOut(scheduler: Scheduler, endpoint: EndpointState, jobs: JobRecord[]): TakenJobs {
+  const taken: TakenJobs = { jobs: [], json: [] };
+  for (const job of jobs) {
+    let json: string;
+    try {
+      json = JSON.stringify(takenJob(job));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      scheduler.undeliverable(endpoint, job, `The job could not be written as JSON for its worker: ${why}`);
+      continue;
+    }
+    taken.jobs.push(job);
+    taken.json.push(json);
+  }
+  return taken;
+}
+
 /** What job-done and job-stream answer: the job's status, and `ignored` for a harmless repeat. */
 export interface PostAnswer {
   id: string;
@@ -37,9 +62,19 @@ export interface PostAnswer {
 /** One worker's calls on one endpoint; each throws an HttpError where the HTTP route answers that status. */
 export interface WorkerCalls {
   /** job-take: up to `max` jobs, held up to the long-poll time for the first. */
-  take(max: number, signal: AbortSignal): Promise<JobRecord[]>;
-  /** job-done (`"done"`) or job-stream (`"stream"`) with the body exactly as posted (`bytes`: its size, when known). */
-  post(route: "done" | "stream", jobId: string, body: unknown, isStream: boolean, bytes?: number): PostAnswer;
+  take(max: number, signal: AbortSignal): Promise<TakenJobs>;
+  /**
+   * job-done (`"done"`) or job-stream (`"stream"`) with the body exactly as posted (`bytes`: its size, when known;
+   * `cost`: what it holds in memory, its size unless the parser measured more).
+   */
+  post(
+    route: "done" | "stream",
+    jobId: string,
+    body: unknown,
+    isStream: boolean,
+    bytes?: number,
+    cost?: number,
+  ): PostAnswer;
   /** job-stop: the ids of this worker's jobs that were cancelled or timed out. */
   stops(signal: AbortSignal): Promise<string[]>;
   /** ping: liveness, a fitness failure, or the list of jobs the worker holds. */
@@ -59,12 +94,12 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       const ep = endpoint();
       const release = scheduler.seen(ep, workerId, true);
       try {
-        return await scheduler.take(ep, workerId, max, ctx.longPollMs, signal);
+        return handOut(scheduler, ep, await scheduler.take(ep, workerId, max, ctx.longPollMs, signal));
       } finally {
         release();
       }
     },
-    post(route, jobId, body, isStream, bytes) {
+    post(route, jobId, body, isStream, bytes, cost = bytes ?? 0) {
       const ep = endpoint();
       scheduler.seen(ep, workerId);
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -80,8 +115,8 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       }
       const outcome: PostOutcome =
         route === "done"
-          ? scheduler.done(ep, workerId, job, body as ResultBody, isStream)
-          : scheduler.streamChunk(ep, workerId, job, body as ResultBody);
+          ? scheduler.done(ep, workerId, job, body as ResultBody, isStream, cost)
+          : streamChunk(scheduler, ep, workerId, job, body as ResultBody, cost);
       if (outcome === "not-held") {
         throw new HttpError(409, `Worker ${workerId} does not hold job ${jobId} (status ${job.status})`);
       }
@@ -103,4 +138,21 @@ export function workerCalls(ctx: PlatformContext, endpointId: string, workerId: 
       scheduler.ping(endpoint(), workerId, unhealthy, jobIds);
     },
   };
+}
+
+/** A stream chunk the memory budget has no room for is refused for good (413): the worker then fails its job. */
+function streamChunk(
+  scheduler: Scheduler,
+  endpoint: EndpointState,
+  workerId: string,
+  job: JobRecord,
+  body: ResultBody,
+  cost: number,
+): PostOutcome {
+  try {
+    return scheduler.streamChunk(endpoint, workerId, job, body, cost);
+  } catch (err) {
+    if (isFlashError(err, "PLATFORM_MEMORY_FULL")) throw new HttpError(413, err.message);
+    throw err;
+  }
 }

@@ -13,7 +13,7 @@ import { PageAssets } from "./assets.js";
 import { checkEventToken, eventToken } from "./auth.js";
 import { ConsoleHub, JOB_WINDOW, LOG_BACKLOG } from "./hub.js";
 import { type LogBook, workerFilter } from "./logs.js";
-import type { ConsoleSettings } from "./wire.js";
+import type { ConsoleJobDetail, ConsoleSettings } from "./wire.js";
 
 export { LogBook, teeLogger } from "./logs.js";
 
@@ -42,6 +42,23 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
 };
+
+/** A job's detail as JSON; a value JSON.stringify cannot write (nested past its stack) is named instead of a 500. */
+function detailJson(job: ConsoleJobDetail): string {
+  try {
+    return JSON.stringify(job);
+  } catch {
+    const shown: Record<string, unknown> = { ...job };
+    for (const key of ["input", "outputValue", "errorValue", "stream"] as const) {
+      try {
+        JSON.stringify(job[key]);
+      } catch (err) {
+        shown[key] = `(not shown: ${err instanceof Error ? err.message : String(err)})`;
+      }
+    }
+    return JSON.stringify(shown);
+  }
+}
 
 const NOT_BUILT =
   "The console page is not built: run `npm run build` (it compiles src/platform/console/page into dist).";
@@ -135,11 +152,11 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
 
       api.get("/endpoints", async () => hub.endpoints());
 
-      api.get("/jobs/:jobId", async (request) => {
+      api.get("/jobs/:jobId", async (request, reply) => {
         const { jobId } = request.params as { jobId: string };
         const job = hub.job(jobId);
         if (!job) throw new HttpError(404, `Job ${jobId} not found`);
-        return job;
+        return reply.type("application/json; charset=utf-8").send(detailJson(job));
       });
 
       api.get("/logs", async (request) => {

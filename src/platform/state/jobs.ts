@@ -53,7 +53,14 @@ export interface JobRecord {
   ttlAt: number;
   /** When /status stops knowing the job; set at the terminal state. */
   expiresAt?: number;
+  /** Memory its payloads hold, counted at parse (src/http/json.ts jsonCost): the request, its latest job-done body, its stream. */
+  inputBytes: number;
+  outputBytes: number;
+  streamBytes: number;
 }
+
+/** The payload bytes a job holds. */
+export const heldBytes = (job: JobRecord): number => job.inputBytes + job.outputBytes + job.streamBytes;
 
 /** The job as /status, /runsync, /cancel and webhooks show it. */
 export interface JobView {
@@ -91,9 +98,13 @@ export const DEFAULT_TTL_MS = 24 * 60 * 60_000;
 export const MIN_TTL_MS = 10_000;
 export const MAX_TTL_MS = 7 * 24 * 60 * 60_000;
 
-/** All jobs by id, with wake-ups for long-polls waiting on a job to change. */
+/** All jobs by id, with wake-ups for long-polls waiting on a job to change, and the payload bytes they hold. */
 export class JobStore {
   private readonly jobs = new Map<string, JobRecord>();
+  /** Finished jobs in the order they finished: the first to go when the memory budget needs room. */
+  private readonly finished = new Set<JobRecord>();
+  private held = 0;
+  private finishedHeld = 0;
   private readonly watchers = new Map<string, Set<() => void>>();
   private readonly listeners = new Set<(job: JobRecord, added: boolean) => void>();
   private readonly forgetListeners = new Set<(job: JobRecord) => void>();
@@ -105,6 +116,7 @@ export class JobStore {
 
   add(job: JobRecord): void {
     this.jobs.set(job.id, job);
+    this.held += heldBytes(job);
     for (const listener of this.listeners) listener(job, true);
   }
 
@@ -142,10 +154,44 @@ export class JobStore {
     return this.jobs.size;
   }
 
+  /** Payload bytes every job held holds. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /** Payload bytes of jobs not yet finished: what no retention can free. */
+  get unfinishedBytes(): number {
+    return this.held - this.finishedHeld;
+  }
+
+  /** Finished jobs, the one that finished first first. */
+  finishedOldestFirst(): IterableIterator<JobRecord> {
+    return this.finished.values();
+  }
+
+  /** Changes what a job's payloads hold (`change` sets its byte counts), keeping the totals. */
+  resize(job: JobRecord, change: (job: JobRecord) => void): void {
+    const before = heldBytes(job);
+    change(job);
+    if (this.jobs.get(job.id) !== job) return;
+    const delta = heldBytes(job) - before;
+    this.held += delta;
+    if (this.finished.has(job)) this.finishedHeld += delta;
+  }
+
   /** Starts the retention clock of a job that just reached a terminal state (never past its TTL). */
   retain(job: JobRecord): void {
     const kept = (job.finishedAt ?? this.now()) + (job.sync ? this.retention.syncMs : this.retention.runMs);
     job.expiresAt = Math.min(kept, job.ttlAt);
+    if (this.jobs.get(job.id) !== job || this.finished.has(job)) return;
+    this.finished.add(job);
+    this.finishedHeld += heldBytes(job);
+  }
+
+  /** A finished job runs again (retry): no retention clock, and no longer first to go. */
+  reopen(job: JobRecord): void {
+    delete job.expiresAt;
+    if (this.finished.delete(job)) this.finishedHeld -= heldBytes(job);
   }
 
   /** Jobs not finished whose TTL has passed. */
@@ -197,7 +243,11 @@ export class JobStore {
   private delete(id: string): void {
     const job = this.jobs.get(id);
     this.jobs.delete(id);
-    if (job) for (const listener of this.forgetListeners) listener(job);
+    if (job) {
+      this.held -= heldBytes(job);
+      if (this.finished.delete(job)) this.finishedHeld -= heldBytes(job);
+      for (const listener of this.forgetListeners) listener(job);
+    }
     const set = this.watchers.get(id);
     this.watchers.delete(id);
     if (set) for (const wake of set) wake();

@@ -1,5 +1,6 @@
 // The platform's scheduler: every endpoint's jobs from queue to worker to done, timeouts, cancels, retries.
 import type { Logger } from "../../log/index.js";
+import { PlatformMemoryFull } from "./budget.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
 import { newJobId } from "./ids.js";
 import {
@@ -16,6 +17,8 @@ export interface SchedulerOptions {
   retention: Retention;
   /** A worker that holds jobs and has made no request for this long is lost; its jobs are requeued. */
   workerLostMs: number;
+  /** Payload bytes jobs may hold (FLASH_PLATFORM_MEMORY_MB; default: no bound). */
+  memoryBytes?: number;
   logger: Logger;
   now?: () => number;
 }
@@ -30,6 +33,8 @@ export interface SubmitRequest {
   ttlMs?: number;
   lowPriority?: boolean;
   sync: boolean;
+  /** What the request's payload holds in memory (src/http/json.ts jsonCost), charged to the budget. */
+  bytes?: number;
 }
 
 /** A body posted to job-done (docs/protocol.md §3.4, §3.6, §15). */
@@ -81,10 +86,12 @@ export class Scheduler {
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly memoryBytes: number;
 
   constructor(private readonly options: SchedulerOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.logger;
+    this.memoryBytes = options.memoryBytes ?? Number.POSITIVE_INFINITY;
     this.jobs = new JobStore(options.retention, this.now);
     const every = Math.max(50, Math.min(1_000, Math.floor(options.workerLostMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), every);
@@ -123,7 +130,10 @@ export class Scheduler {
 
   // ---- client side -----------------------------------------------------------------------------
 
+  /** Queues a job; a PlatformMemoryFull when unfinished jobs leave its payload no room in the budget. */
   submit(endpoint: EndpointState, request: SubmitRequest): JobRecord {
+    const bytes = request.bytes ?? 0;
+    this.makeRoom(bytes);
     const now = this.now();
     const ttlMs = request.ttlMs ?? DEFAULT_TTL_MS;
     const job: JobRecord = {
@@ -143,6 +153,9 @@ export class Scheduler {
       lowPriority: request.lowPriority ?? false,
       ttlMs,
       ttlAt: now + ttlMs,
+      inputBytes: bytes,
+      outputBytes: 0,
+      streamBytes: 0,
     };
     if (request.webhook !== undefined) job.webhook = request.webhook;
     if (request.s3Config !== undefined) job.s3Config = request.s3Config;
@@ -150,6 +163,13 @@ export class Scheduler {
     endpoint.queue.push(job);
     this.emitQueued(endpoint);
     return job;
+  }
+
+  /** A PlatformMemoryFull when jobs not yet finished leave no room for `bytes` more in the memory budget. */
+  checkRoom(bytes: number): void {
+    const unfinished = this.jobs.unfinishedBytes;
+    if (unfinished + bytes > this.memoryBytes)
+      throw new PlatformMemoryFull(bytes, unfinished, this.memoryBytes);
   }
 
   /** The endpoint's job, or undefined when unknown, expired or another endpoint's. */
@@ -195,18 +215,11 @@ export class Scheduler {
   /** Requeues a FAILED or TIMED_OUT job under the same id; false for any other state. */
   retry(endpoint: EndpointState, job: JobRecord): boolean {
     if (job.status !== "FAILED" && job.status !== "TIMED_OUT") return false;
+    this.jobs.reopen(job);
     job.status = "IN_QUEUE";
     job.createdAt = this.now();
     job.ttlAt = job.createdAt + job.ttlMs;
-    for (const key of [
-      "takenAt",
-      "finishedAt",
-      "delayTime",
-      "executionTime",
-      "workerId",
-      "error",
-      "expiresAt",
-    ] as const) {
+    for (const key of ["takenAt", "finishedAt", "delayTime", "executionTime", "workerId", "error"] as const) {
       delete job[key];
     }
     delete job.output;
@@ -273,13 +286,17 @@ export class Scheduler {
     }
   }
 
-  /** job-done: a progress update (`status: IN_PROGRESS`) or the final result (docs/protocol.md §3.4, §3.6). */
+  /**
+   * job-done: a progress update (`status: IN_PROGRESS`) or the final result (docs/protocol.md §3.4, §3.6); `bytes`
+   * is what the body holds. A result is never refused for memory: finished jobs make room for it, oldest first.
+   */
   done(
     endpoint: EndpointState,
     workerId: string,
     job: JobRecord,
     body: ResultBody,
     isStream: boolean,
+    bytes = 0,
   ): PostOutcome {
     const worker = endpoint.workers.get(workerId);
     const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
@@ -295,6 +312,10 @@ export class Scheduler {
         );
       return "conflict";
     }
+    this.jobs.resize(job, (j) => {
+      j.outputBytes = bytes;
+    });
+    this.freeFinished(0, job);
     if (body.status === "IN_PROGRESS") {
       job.output = body.output;
       job.hasOutput = true;
@@ -318,11 +339,24 @@ export class Scheduler {
     return "accepted";
   }
 
-  /** job-stream: one chunk `{output}` of a generator handler (docs/protocol.md §3.5). */
-  streamChunk(endpoint: EndpointState, workerId: string, job: JobRecord, body: ResultBody): PostOutcome {
+  /**
+   * job-stream: one chunk `{output}` of a generator handler (docs/protocol.md §3.5), holding `bytes`; a
+   * PlatformMemoryFull when unfinished jobs leave it no room in the budget.
+   */
+  streamChunk(
+    endpoint: EndpointState,
+    workerId: string,
+    job: JobRecord,
+    body: ResultBody,
+    bytes = 0,
+  ): PostOutcome {
     const worker = endpoint.workers.get(workerId);
     const holds = job.status === "IN_PROGRESS" && job.workerId === workerId && worker?.jobs.has(job) === true;
     if (!holds) return this.refuse(job, workerId, "job-stream");
+    this.makeRoom(bytes);
+    this.jobs.resize(job, (j) => {
+      j.streamBytes += bytes;
+    });
     job.stream.push({ output: body.output });
     job.streamed = true;
     this.jobs.changed(job);
@@ -375,14 +409,21 @@ export class Scheduler {
       worker.unreported.set(job, misses);
       if (misses < UNREPORTED_PINGS) continue;
       worker.unreported.delete(job);
-      this.log
-        .child({ requestId: job.id })
-        .warn(
-          `Worker:${workerId} | job missing from ${misses} pings in a row; its job-take answer was lost; job requeued`,
-        );
-      endpoint.counters.retried++;
-      this.requeue(endpoint, worker, job);
+      // A failed attempt like a lost worker: a job that never reaches any worker ends FAILED after its retries.
+      this.attemptFailed(
+        endpoint,
+        worker,
+        job,
+        `job missing from ${misses} pings in a row; its job-take answer was lost`,
+        `Worker ${workerId} never received the job (missing from ${misses} pings in a row: its job-take answer was lost)`,
+      );
     }
+  }
+
+  /** A job handed out that cannot be written as JSON for its worker: FAILED now, as no retry could send it. */
+  undeliverable(endpoint: EndpointState, job: JobRecord, error: string): void {
+    this.log.child({ requestId: job.id }).error(`Worker:${job.workerId} | ${error}; job failed`);
+    this.finish(endpoint, job, "FAILED", { error });
   }
 
   /** The worker is being stopped: it gets no more jobs, and its parked job-takes end empty. */
@@ -397,20 +438,7 @@ export class Scheduler {
     if (!worker) return;
     endpoint.workers.delete(workerId);
     for (const job of [...worker.jobs]) {
-      const log = this.log.child({ requestId: job.id });
-      if (job.retries < endpoint.config.maxRetries) {
-        job.retries++;
-        endpoint.counters.retried++;
-        log.warn(
-          `Worker:${workerId} | ${reason}; job requeued (retry ${job.retries} of ${endpoint.config.maxRetries})`,
-        );
-        this.requeue(endpoint, worker, job);
-      } else {
-        log.error(`Worker:${workerId} | ${reason}; job failed after ${job.retries} retries`);
-        this.finish(endpoint, job, "FAILED", {
-          error: `Worker ${workerId} was lost (${reason}) and the job had no retries left (${endpoint.config.maxRetries})`,
-        });
-      }
+      this.attemptFailed(endpoint, worker, job, reason, `Worker ${workerId} was lost (${reason})`);
     }
   }
 
@@ -447,6 +475,48 @@ export class Scheduler {
   }
 
   // ---- internals -------------------------------------------------------------------------------
+
+  /** A run that ended without a result: back to the queue while the job has retries left, else FAILED saying why. */
+  private attemptFailed(
+    endpoint: EndpointState,
+    worker: WorkerRecord,
+    job: JobRecord,
+    reason: string,
+    failure: string,
+  ): void {
+    const log = this.log.child({ requestId: job.id });
+    const max = endpoint.config.maxRetries;
+    if (job.retries < max) {
+      job.retries++;
+      endpoint.counters.retried++;
+      log.warn(`Worker:${worker.id} | ${reason}; job requeued (retry ${job.retries} of ${max})`);
+      this.requeue(endpoint, worker, job);
+      return;
+    }
+    log.error(`Worker:${worker.id} | ${reason}; job failed after ${job.retries} retries`);
+    this.finish(endpoint, job, "FAILED", { error: `${failure} and the job had no retries left (${max})` });
+  }
+
+  /** Room for `bytes` more in the memory budget: finished jobs go, oldest first; a PlatformMemoryFull if unfinished ones fill it. */
+  private makeRoom(bytes: number): void {
+    this.checkRoom(bytes);
+    this.freeFinished(bytes);
+  }
+
+  /** Forgets finished jobs, oldest first (never `keep`), until `bytes` more fit in the memory budget or none is left. */
+  private freeFinished(bytes: number, keep?: JobRecord): void {
+    // Forgetting a job while iterating is safe for a Set; the first check ends the loop at once when nothing must go.
+    for (const job of this.jobs.finishedOldestFirst()) {
+      if (this.jobs.heldBytes + bytes <= this.memoryBytes) return;
+      if (job === keep) continue;
+      this.log
+        .child({ requestId: job.id })
+        .warn(
+          `Job forgotten before its retention ended: the platform's memory budget for job payloads (FLASH_PLATFORM_MEMORY_MB) needed room; finished jobs go oldest first`,
+        );
+      this.jobs.forget(job.id);
+    }
+  }
 
   private assign(endpoint: EndpointState, job: JobRecord, worker: WorkerRecord): void {
     const now = this.now();
@@ -596,7 +666,12 @@ export class Scheduler {
     this.jobs.forget(job.id);
   }
 
+  /** A job that runs again: no stream chunks and no result yet, and the bytes they held freed. */
   private resetStream(job: JobRecord): void {
+    this.jobs.resize(job, (j) => {
+      j.outputBytes = 0;
+      j.streamBytes = 0;
+    });
     job.stream = [];
     job.streamRead = 0;
     job.streamed = false;

@@ -1,6 +1,7 @@
 // A load-balanced route's request: the bodies it parses, the arguments it passes, the context it hands the route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteArgs, RouteRequest } from "../../app/endpoint.js";
+import { JsonTooDeepError, MAX_JSON_DEPTH, scanJson } from "../../http/json.js";
 import type { Logger } from "../../log/index.js";
 
 /** Per-request context, built cheaply: the AbortSignal exists only if a route asks for it. */
@@ -65,6 +66,12 @@ export function addBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.length === 0 || /^\s*$/.test(text)) return done(null, undefined);
+    // Nesting past the limit is refused before parsing, as the local platform refuses it (docs/toolkit.md §4.3).
+    const { tooDeepAt } = scanJson(text);
+    if (tooDeepAt >= 0) {
+      const deep = new JsonTooDeepError(MAX_JSON_DEPTH, tooDeepAt);
+      return done(Object.assign(deep, { statusCode: 400 }), undefined);
+    }
     parseJson(request, text, done);
   });
 

@@ -1,13 +1,14 @@
 // The worker's platform client for --rp_serve_api: the worker API as calls into the local platform in this process.
 import { STATUS_CODES } from "node:http";
 import { isFlashError } from "../../errors.js";
+import { type JsonTooDeepError, parseJson } from "../../http/json.js";
 import type { RawJob } from "../../job/types.js";
 import {
   bodyTooLarge,
   type HttpError,
   RESULT_BODY_LIMIT,
   STREAM_BODY_LIMIT,
-  takenJob,
+  tooDeepBody,
   type WorkerCalls,
 } from "../../platform/index.js";
 import type { ProtocolConfig } from "../options.js";
@@ -39,9 +40,9 @@ export class InProcessPlatformClient implements PlatformClient {
   async take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
     const url = this.urls.take(count, jobInProgress);
     try {
-      const jobs = await this.calls.take(count, signal);
+      const { json } = await this.calls.take(count, signal);
       // A copy, as the wire would deliver: a handler that changes its input cannot change the platform's job.
-      return { jobs: JSON.parse(JSON.stringify(jobs.map(takenJob))) as RawJob[], rejected: [] };
+      return { jobs: JSON.parse(`[${json.join(",")}]`) as RawJob[], rejected: [] };
     } catch (err) {
       return refused(err, url);
     }
@@ -87,7 +88,7 @@ export class InProcessPlatformClient implements PlatformClient {
     }
   };
 
-  /** A job-done or job-stream post of a JSON text: refused over the route's size limit as the route would. */
+  /** A job-done or job-stream post of a JSON text: refused over the route's size and depth limits as the route would. */
   private async post(
     route: "done" | "stream",
     url: string,
@@ -100,8 +101,16 @@ export class InProcessPlatformClient implements PlatformClient {
       const error = bodyTooLarge(limit, new URL(url).pathname);
       throw new PlatformHttpError(413, STATUS_CODES[413] ?? "", JSON.stringify({ error }), url);
     }
+    let body: unknown;
     try {
-      this.calls.post(route, jobId, JSON.parse(text), isStream, Buffer.byteLength(text));
+      body = parseJson(text);
+    } catch (err) {
+      if (!isFlashError(err, "JSON_TOO_DEEP")) throw err;
+      const error = tooDeepBody(err as JsonTooDeepError);
+      throw new PlatformHttpError(400, STATUS_CODES[400] ?? "", JSON.stringify({ error }), url);
+    }
+    try {
+      this.calls.post(route, jobId, body, isStream, Buffer.byteLength(text));
     } catch (err) {
       refused(err, url);
     }

@@ -35,6 +35,9 @@ function finishedJob(
     lowPriority: false,
     ttlMs: 86_400_000,
     ttlAt: finishedAt + 86_400_000,
+    inputBytes: 0,
+    outputBytes: 0,
+    streamBytes: 0,
   };
 }
 
