@@ -1,5 +1,5 @@
 // The local platform's options (flash dev, flash serve): where it listens, its key, the container tool its REST
-// deploys run workers with, and how long a worker may take to start.
+// deploys run workers with, how long a worker may take to start, and the memory job payloads may hold.
 import { CONTAINER_OPTIONS } from "../containers/options.js";
 import { apiKey, integer, LOG_OPTIONS, type OptionTable, seconds, text } from "../options/index.js";
 
@@ -31,8 +31,10 @@ export const PLATFORM_OPTIONS = {
   /** RUNPOD_INIT_TIMEOUT, as RunPod reads it: how long a worker may take to start before it is replaced. */
   initTimeout: { env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   memoryMb: {
+    flags: ["--memory-mb"],
     env: ["FLASH_PLATFORM_MEMORY_MB"],
     parse: integer(1, 1_048_576),
-    help: "MB that queued and retained job payloads may hold (env; default a quarter of V8's heap limit)",
+    value: "MB",
+    help: "memory job payloads may hold, queued and kept (env FLASH_PLATFORM_MEMORY_MB; default a quarter of the heap limit)",
   },
 } as const satisfies OptionTable;

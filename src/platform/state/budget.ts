@@ -3,7 +3,7 @@ import { getHeapStatistics } from "node:v8";
 import { FlashError } from "../../errors.js";
 
 /**
- * The default budget: a quarter of V8's heap limit (1 GiB under Node's default on a 16 GB host). Payloads are
+ * The default budget: a quarter of V8's heap limit (1036 MB under Node 20's default on a 23 GB host). Payloads are
  * counted by their size and shape (src/http/json.ts jsonCost); the rest of the heap is for bodies being parsed,
  * answers being written and the platform itself.
  */
