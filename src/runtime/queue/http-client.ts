@@ -31,6 +31,7 @@ import {
   type TakeResult,
   TooManyRequests,
 } from "./client.js";
+import { fitsRequestIdHeader, refusedJobId } from "./job-ids.js";
 import { type PlatformUrls, platformUrls } from "./urls.js";
 
 export interface ClientOptions {
@@ -53,25 +54,19 @@ export const USER_AGENT = `flash-worker/${VERSION} (${osPlatform()} ${release()}
 const POLL_TIMEOUT_MS = 90_000;
 const POST_TIMEOUT_MS = 60_000;
 
-const LONE_SURROGATE = /\p{Surrogate}/u;
-
 function validateJob(value: unknown): { job: RawJob } | { rejected: RejectedJob } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { rejected: { reason: `Job is not a JSON object: ${JSON.stringify(value)?.slice(0, 200)}` } };
   }
   const job = value as Record<string, unknown>;
   const id = typeof job.id === "string" && job.id.length > 0 ? job.id : undefined;
+  // An id no URL can name is refused without an id to answer; one the URL can name is answered with the reason.
+  const refused = id === undefined ? undefined : refusedJobId(id);
+  if (refused)
+    return { rejected: refused.answerable ? { id, reason: refused.reason } : { reason: refused.reason } };
   if (!id || !("input" in job)) {
     const missing = [!id && "id", !("input" in job) && "input"].filter(Boolean).join(" and ");
     return { rejected: { id, reason: `Job has missing field(s): ${missing}.` } };
-  }
-  // Its result could be posted nowhere (encodeURIComponent throws), so it is refused without an id to answer.
-  if (LONE_SURROGATE.test(id)) {
-    return {
-      rejected: {
-        reason: `Job id ${JSON.stringify(id)} holds a lone UTF-16 surrogate, which no URL can carry.`,
-      },
-    };
   }
   return { job: job as RawJob };
 }
@@ -283,7 +278,7 @@ export class HttpPlatformClient implements PlatformClient {
     const request: HttpRequest = {
       method: "POST",
       url,
-      headers: { ...this.postHeaders, "X-Request-ID": jobId },
+      headers: fitsRequestIdHeader(jobId) ? { ...this.postHeaders, "X-Request-ID": jobId } : this.postHeaders,
       body,
       timeoutMs: this.postTimeoutMs,
       stopRetrying: bound.stop,

@@ -5,6 +5,9 @@ const HEADER_BYTES = 8;
 /** Room for a few hundred job ids; a longer list moves to a larger board. */
 const INITIAL_BYTES = 16 * 1024;
 
+/** The ids as a JSON array: any character an id holds (a line break, a comma) reads back as it was. */
+const listText = (ids: string[]): string => (ids.length === 0 ? "" : JSON.stringify(ids));
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -23,7 +26,10 @@ export class JobBoard {
 
   /** Writes the ids; false when they need a larger board (see `grown`), leaving this one as it was. */
   write(ids: Iterable<string>): boolean {
-    const text = [...ids].join("\n");
+    return this.writeText(listText([...ids]));
+  }
+
+  private writeText(text: string): boolean {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     if (text.length * 3 > this.data.length) return false;
     Atomics.add(this.header, 0, 1);
@@ -35,10 +41,10 @@ export class JobBoard {
 
   /** A board large enough for these ids, holding them. */
   static grown(ids: Iterable<string>): JobBoard {
-    const list = [...ids];
-    const needed = list.join("\n").length * 3;
+    const text = listText([...ids]);
+    const needed = text.length * 3;
     const board = new JobBoard(new SharedArrayBuffer(HEADER_BYTES + Math.max(INITIAL_BYTES, 2 * needed)));
-    board.write(list);
+    board.writeText(text);
     return board;
   }
 
@@ -50,7 +56,7 @@ export class JobBoard {
       const bytes = this.data.slice(0, Atomics.load(this.header, 1));
       if (Atomics.load(this.header, 0) !== before) continue;
       const text = decoder.decode(bytes);
-      return text.length === 0 ? [] : text.split("\n");
+      return text.length === 0 ? [] : (JSON.parse(text) as string[]);
     }
   }
 }

@@ -222,15 +222,14 @@ export class QueueWorker {
     }
     log.error(rejected.reason, { jobId: rejected.id });
     const id = rejected.id;
-    const finished = this.deliver(
-      id,
-      serializeResult({ error: rejected.reason }),
-      false,
-      log.child({ requestId: id }),
-    ).finally(() => {
-      this.running.delete(id);
-      this.wake?.();
-    });
+    // Named escaped: a refused id may hold a line break, which would forge a log line.
+    const jobLog = log.child({ requestId: JSON.stringify(id).slice(1, -1) });
+    const finished = this.deliver(id, serializeResult({ error: rejected.reason }), false, jobLog).finally(
+      () => {
+        this.running.delete(id);
+        this.wake?.();
+      },
+    );
     this.running.set(id, { controller: new AbortController(), finished });
   }
 
@@ -366,6 +365,12 @@ export class QueueWorker {
           : "within the delivery limit";
         log.error(
           `Failed to return job results. | the ${size} result could not be delivered ${when}: ${describeError(err)}. Nothing is posted in its place: the platform re-runs or fails the job once this worker stops reporting it.`,
+        );
+        return;
+      }
+      if (isFlashError(err, "HTTP_REQUEST_INVALID")) {
+        log.error(
+          `Failed to return job results. | ${describeError(err)}; nothing was sent, and the same post would fail again.`,
         );
         return;
       }

@@ -14,6 +14,14 @@ describe("JobBoard", () => {
     expect(board.read()).toEqual([]);
   });
 
+  it("ids holding a line break, a comma, a quote or a lone surrogate read back as they were written", () => {
+    const board = new JobBoard();
+    const ids = ["a\nb", "c,d", "e\r\nf", 'g"h\\', "i\ud800j", "", "k"];
+    board.write(ids);
+    expect(board.read()).toStrictEqual(ids);
+    expect(JobBoard.grown(ids).read()).toStrictEqual(ids);
+  });
+
   it("a second view of the same memory (as the heartbeat thread holds) sees each write", () => {
     const writer = new JobBoard();
     const reader = new JobBoard(writer.buffer);

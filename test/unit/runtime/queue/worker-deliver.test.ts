@@ -242,6 +242,33 @@ describe("a result the platform refuses (docs/protocol.md §3.4)", () => {
   });
 });
 
+describe("a result post that cannot be built", () => {
+  it("RUNPOD_WEBHOOK_POST_OUTPUT unset (runpod-python's JOB_DONE_URL): one attempt per job, logged, never retried for an hour", async () => {
+    let runs = 0;
+    running = startWorker(
+      platform,
+      () => {
+        runs++;
+        return "computed";
+      },
+      {},
+      { RUNPOD_WEBHOOK_POST_OUTPUT: "", FLASH_DELIVERY_TIMEOUT: "5" },
+    );
+    platform.push({ id: "u1", input: {} }, { id: "u2", input: {} });
+    await platform.waitFor(
+      () => running!.lines.filter((l) => l.includes("Failed to return job results")).length === 2,
+    );
+    expect(runs).toBe(2);
+    for (const id of ["u1", "u2"]) {
+      expect(jobLines(running, id, "ERROR")).toStrictEqual([
+        "Failed to return job results. | Result post could not be sent: Invalid URL; nothing was sent, and the same post would fail again.",
+      ]);
+    }
+    expect(logged(running, "retrying in")).toBe(false);
+    expect(platform.of("done")).toStrictEqual([]);
+  });
+});
+
 describe("the job-stop poll (docs/protocol.md §3.3)", () => {
   it("a stopped job's signal says the platform stopped it; a stop for a job not running here is logged and ignored", async () => {
     let reason: unknown;
