@@ -5,6 +5,7 @@
 // only, over plain or TLS sockets; a URL the fast path does not take goes to node:http (wire.ts), as do streams.
 import net from "node:net";
 import type tls from "node:tls";
+import { AnswerParser, MalformedAnswerError, type ParsedAnswer } from "./h1-answer.js";
 import {
   abortReason,
   IDLE_CONNECTION_MS,
@@ -18,9 +19,6 @@ import {
   WireTimeoutError,
 } from "./wire.js";
 
-/** An answer's head may be at most this long, as node:http allows (its --max-http-header-size default). */
-const MAX_HEAD_BYTES = 16 * 1024;
-const CRLF_CRLF = Buffer.from("\r\n\r\n");
 /** What node:http refuses in a header value (its checkInvalidHeaderChar): controls but tab, and DEL. */
 const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A header name must be an RFC 9110 token. */
@@ -33,9 +31,10 @@ function hangUp(): Error {
   return Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
 }
 
-/** A malformed answer: the connection is not used again. */
-function badAnswer(why: string): Error {
-  return Object.assign(new Error(`malformed HTTP answer: ${why}`), { code: "HPE_INVALID_RESPONSE" });
+/** Whether `chunk` holds only CR and LF, which llhttp skips between answers. */
+function lineBreaksOnly(chunk: Buffer): boolean {
+  for (const byte of chunk) if (byte !== 13 && byte !== 10) return false;
+  return true;
 }
 
 /** node:https's request, loaded on the first https URL: a worker on a plain-http platform never loads TLS. */
@@ -47,29 +46,21 @@ const sessions = new Map<string, Buffer>();
 /** Idle connections by origin ("https://host:port"), the most recently used last. */
 const idle = new Map<string, Connection[]>();
 
-/** An answer being read: its head, then its body by length, by chunks, or until the connection closes. */
+/** The exchange in flight: its promise's ends. */
 interface Reading {
   resolve(answer: WireAnswer): void;
   reject(error: unknown): void;
-  method: string;
-  status: number;
-  statusText: string;
-  headers: Record<string, string>;
-  /** Bytes left of the body (by length), or -1 (chunked), or -2 (until close), once the head is read. */
-  left: number;
-  /** The chunked body's state: the next thing to read. */
-  chunkState: "size" | "data" | "data-end" | "trailers";
-  body: Buffer[];
-  reusable: boolean;
-  keepAliveMs: number;
 }
 
 class Connection {
-  private pending: Buffer | undefined;
+  private readonly parser = new AnswerParser((answer) => this.onAnswer(answer));
   private reading: Reading | undefined;
+  /** The final answer to the exchange in flight, handed over at the end of the read that completed it. */
+  private answer: ParsedAnswer | undefined;
+  /** Another answer began after it (node:http then drops the connection): this one is not used again. */
+  private extra = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private idleMs = 0;
-  private headDone = false;
   broken = false;
 
   constructor(
@@ -87,20 +78,10 @@ class Connection {
   exchange(method: string, head: string, body: string | undefined): Promise<WireAnswer> {
     this.socket.ref();
     return new Promise<WireAnswer>((resolve, reject) => {
-      this.reading = {
-        resolve,
-        reject,
-        method,
-        status: 0,
-        statusText: "",
-        headers: {},
-        left: 0,
-        chunkState: "size",
-        body: [],
-        reusable: true,
-        keepAliveMs: IDLE_CONNECTION_MS,
-      };
-      this.headDone = false;
+      this.reading = { resolve, reject };
+      this.answer = undefined;
+      this.extra = false;
+      this.parser.expect(method);
       if (!NON_ASCII.test(head)) this.socket.write(body === undefined ? head : head + body);
       else {
         // Header values go out in latin1, as node:http sends them, with a body or without (a GET's went out as UTF-8).
@@ -129,173 +110,64 @@ class Connection {
   }
 
   private onEnd(): void {
-    const reading = this.reading;
     // A body read until the connection closes ends here.
-    if (reading && this.headDone && reading.left === -2) {
+    if (this.reading && !this.answer && this.parser.end()) {
       this.broken = true;
       this.finish();
-      this.socket.destroy();
       return;
     }
     this.fail(hangUp());
   }
 
   private onData(chunk: Buffer): void {
-    const reading = this.reading;
-    if (!reading) {
-      // Bytes nobody asked for: the connection's framing cannot be trusted any more.
-      this.fail(badAnswer("data after the answer"));
+    if (!this.reading) {
+      // CR and LF between answers are skipped (llhttp's leniency); other bytes nobody asked for end the connection.
+      if (!lineBreaksOnly(chunk)) this.fail(hangUp());
       return;
     }
-    let data = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = undefined;
     try {
-      if (!this.headDone) {
-        const end = data.indexOf(CRLF_CRLF);
-        if (end < 0) {
-          if (data.length > MAX_HEAD_BYTES)
-            throw Object.assign(badAnswer("head too large"), { code: "HPE_HEADER_OVERFLOW" });
-          this.pending = data;
-          return;
-        }
-        if (end > MAX_HEAD_BYTES)
-          throw Object.assign(badAnswer("head too large"), { code: "HPE_HEADER_OVERFLOW" });
-        const informational = this.readHead(reading, data.toString("latin1", 0, end));
-        data = data.subarray(end + 4);
-        if (informational) {
-          // 100 Continue and the like: the real answer follows.
-          if (data.length > 0) this.onData(data);
-          return;
-        }
-        this.headDone = true;
-      }
-      this.readBody(reading, data);
+      // The whole read, as node:http reads it: bytes after the answer are parsed too, and a fault in them fails it.
+      this.parser.feed(chunk);
     } catch (err) {
       this.fail(err);
-    }
-  }
-
-  /** Reads the status line and headers; true for a 1xx answer that another follows. */
-  private readHead(reading: Reading, head: string): boolean {
-    const lines = head.split("\r\n");
-    const status = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0] ?? "");
-    if (!status) throw badAnswer(`status line ${JSON.stringify((lines[0] ?? "").slice(0, 100))}`);
-    const code = Number(status[2]);
-    if (code >= 100 && code < 200) {
-      // 101 would switch protocols, which no request here asks for.
-      if (code === 101) throw badAnswer("101 Switching Protocols without an upgrade");
-      return true;
-    }
-    // No prototype: an answer's "Constructor" header read Object's constructor (and get("constructor") returned it).
-    const headers: Record<string, string> = Object.create(null);
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(":");
-      if (colon <= 0) throw badAnswer(`header line ${JSON.stringify(line.slice(0, 100))}`);
-      const name = line.slice(0, colon).toLowerCase();
-      if (!TOKEN.test(name)) throw badAnswer(`header name ${JSON.stringify(name.slice(0, 100))}`);
-      const value = line.slice(colon + 1).trim();
-      const seen = headers[name];
-      headers[name] = seen === undefined ? value : `${seen}, ${value}`;
-    }
-    reading.status = code;
-    reading.statusText = status[3] ?? "";
-    reading.headers = headers;
-    const connection = headers.connection?.toLowerCase() ?? "";
-    reading.reusable = status[1] === "1" ? !connection.includes("close") : connection.includes("keep-alive");
-    const hint = /timeout=(\d+)/i.exec(headers["keep-alive"] ?? "");
-    // The server's idle limit, a second early, so a request seldom meets a connection it is closing.
-    if (hint) reading.keepAliveMs = Math.min(IDLE_CONNECTION_MS, Number(hint[1]) * 1000 - 1000);
-    if (reading.method === "HEAD" || code === 204 || code === 304) reading.left = 0;
-    else if (headers["transfer-encoding"] !== undefined) {
-      if (!/(?:^|,)\s*chunked\s*$/i.test(headers["transfer-encoding"])) {
-        // Another coding last: the body runs until the connection closes (RFC 9112 §6.3).
-        reading.left = -2;
-        reading.reusable = false;
-      } else {
-        reading.left = -1;
-        // With a Content-Length too, the framing is in doubt (RFC 9112 §6.3): read by chunks, then close.
-        if (headers["content-length"] !== undefined) reading.reusable = false;
-      }
-    } else if (headers["content-length"] !== undefined) {
-      const lengths = new Set(headers["content-length"].split(",").map((v) => v.trim()));
-      const [only] = lengths;
-      if (lengths.size !== 1 || !/^\d+$/.test(only!))
-        throw badAnswer(`Content-Length ${headers["content-length"]}`);
-      reading.left = Number(only);
-    } else {
-      reading.left = -2;
-      reading.reusable = false;
-    }
-    return false;
-  }
-
-  private readBody(reading: Reading, data: Buffer): void {
-    if (reading.left >= 0) {
-      if (data.length > reading.left) throw badAnswer("more bytes than its Content-Length");
-      if (data.length > 0) reading.body.push(data);
-      reading.left -= data.length;
-      if (reading.left === 0) this.finish();
       return;
     }
-    if (reading.left === -2) {
-      if (data.length > 0) reading.body.push(data);
+    if (this.answer) this.finish();
+  }
+
+  /** Each whole answer on the connection: informational ones skipped, the first final one kept. */
+  private onAnswer(answer: ParsedAnswer): void {
+    if (this.answer || !this.reading) {
+      this.extra = true;
       return;
     }
-    this.readChunks(reading, data);
-  }
-
-  /** A chunked body (RFC 9112 §7.1): sizes in hex with optional extensions, each chunk's CRLF, trailers at the end. */
-  private readChunks(reading: Reading, input: Buffer): void {
-    let data = input;
-    while (data.length > 0) {
-      if (reading.chunkState === "data") {
-        const take = Math.min(data.length, this.chunkLeft);
-        reading.body.push(data.subarray(0, take));
-        this.chunkLeft -= take;
-        data = data.subarray(take);
-        if (this.chunkLeft === 0) reading.chunkState = "data-end";
-        continue;
-      }
-      const line = data.indexOf("\r\n");
-      if (line < 0) {
-        if (data.length > MAX_HEAD_BYTES) throw badAnswer("chunk line too long");
-        this.pending = data;
-        return;
-      }
-      const text = data.toString("latin1", 0, line);
-      data = data.subarray(line + 2);
-      if (reading.chunkState === "data-end") {
-        if (text !== "") throw badAnswer("chunk not followed by CRLF");
-        reading.chunkState = "size";
-      } else if (reading.chunkState === "size") {
-        const size = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(text);
-        if (!size) throw badAnswer(`chunk size ${JSON.stringify(text.slice(0, 100))}`);
-        this.chunkLeft = Number.parseInt(size[1]!, 16);
-        reading.chunkState = this.chunkLeft === 0 ? "trailers" : "data";
-      } else if (text === "") {
-        // The empty line after the trailers: the answer is whole.
-        if (data.length > 0) throw badAnswer("data after the answer");
-        this.finish();
-        return;
-      }
+    const { status } = answer;
+    // 100 Continue, 103 Early Hints…: the real answer follows (101 is a final answer to node:http).
+    if (status >= 100 && status < 200 && status !== 101) return;
+    if (answer.switched && answer.upgrade) {
+      throw new MalformedAnswerError(
+        "HPE_PAUSED_UPGRADE",
+        "101 Switching Protocols to an upgrade nobody asked for",
+      );
     }
+    this.answer = answer;
+    // Whatever follows answers nobody: read with a body whatever the request's method.
+    this.parser.method = "";
   }
 
-  private chunkLeft = 0;
-
-  /** The answer is whole: hand it over and park the connection, or close it. */
+  /** The answer is whole and nothing after it in the same read was malformed: hand it over, park or close. */
   private finish(): void {
     const reading = this.reading!;
+    const answer = this.answer!;
     this.reading = undefined;
-    const body = reading.body;
+    this.answer = undefined;
+    const { body, status, statusText, headers } = answer;
     const text =
       body.length === 0
         ? ""
         : body.length === 1
           ? body[0]!.toString("utf8")
           : Buffer.concat(body).toString("utf8");
-    const { status, statusText, headers } = reading;
     const response: WireResponse = {
       ok: status >= 200 && status < 300,
       status,
@@ -306,9 +178,12 @@ class Connection {
         },
       },
     };
-    if (!this.broken && reading.reusable && reading.keepAliveMs > 0) this.park(reading.keepAliveMs);
+    const keepAliveMs = keepAliveHint(headers["keep-alive"]);
+    const reusable = answer.keepAlive && !answer.switched && !this.extra && this.parser.between;
+    if (!this.broken && reusable && keepAliveMs > 0) this.park(keepAliveMs);
     else {
       this.broken = true;
+      this.forget();
       this.socket.destroy();
     }
     reading.resolve({ response, text });
@@ -342,6 +217,12 @@ class Connection {
     const at = list?.indexOf(this) ?? -1;
     if (at >= 0) list!.splice(at, 1);
   }
+}
+
+/** The server's idle limit from its Keep-Alive hint, a second early, so a request seldom meets a connection it is closing. */
+function keepAliveHint(value: string | undefined): number {
+  const hint = value === undefined ? null : /timeout=(\d+)/i.exec(value);
+  return hint ? Math.min(IDLE_CONNECTION_MS, Number(hint[1]) * 1000 - 1000) : IDLE_CONNECTION_MS;
 }
 
 /** An idle connection to the origin, or a new one. */

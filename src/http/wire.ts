@@ -137,7 +137,9 @@ function responseOf(res: http.IncomingMessage): WireResponse {
     statusText: res.statusMessage ?? "",
     headers: {
       get(name: string): string | null {
-        const value = raw[name.toLowerCase()];
+        const key = name.toLowerCase();
+        // Own headers only: res.headers is a plain object, whose "constructor" is Object's.
+        const value = Object.hasOwn(raw, key) ? raw[key] : undefined;
         return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
       },
     },
