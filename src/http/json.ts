@@ -33,14 +33,20 @@ export interface JsonShape {
   elements: number;
 }
 
-const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+/** What a character is to the scan (0: nothing), by its code below 128: one load instead of six comparisons. */
+const QUOTE = 1;
+const OPEN = 2;
+const CLOSE = 3;
+const SEPARATOR = 4;
+const ROLE = new Uint8Array(128);
+ROLE[0x22] = QUOTE;
+ROLE[0x5b] = OPEN; // [
+ROLE[0x7b] = OPEN; // {
+ROLE[0x5d] = CLOSE; // ]
+ROLE[0x7d] = CLOSE; // }
+ROLE[0x2c] = SEPARATOR; // ,
+ROLE[0x3a] = SEPARATOR; // :
 
 /** The index of the quote that closes the string opened at `open` (the text's length when none does). */
 function stringEnd(text: string, open: number): number {
@@ -64,12 +70,14 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonShape {
   let elements = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) i = stringEnd(text, i);
-    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    const role = c < 128 ? ROLE[c] : 0;
+    if (role === 0) continue;
+    if (role === QUOTE) i = stringEnd(text, i);
+    else if (role === OPEN) {
       if (++depth > maxDepth) return { tooDeepAt: i, containers, elements };
       containers++;
-    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
-    else if (c === COMMA || c === COLON) elements++;
+    } else if (role === CLOSE) depth--;
+    else elements++;
   }
   return { tooDeepAt: -1, containers, elements };
 }
