@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { configEnvFlags, envNames } from "../containers/credentials.js";
 import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
 import {
   type ContainerTool,
@@ -248,24 +249,35 @@ function runArgs(args: string[]): { env: string[]; image: string; rest: string[]
 }
 
 /** KEY=VALUE as given; a bare KEY takes this process's value, as docker run -e KEY does. */
-function envFlags(env: string[]): string[] {
-  return env.flatMap((entry) => {
-    if (entry.includes("=")) return ["-e", entry];
-    const value = process.env[entry];
-    return value === undefined ? [] : ["-e", `${entry}=${value}`];
-  });
+function containerEnv(env: string[]): Record<string, string> {
+  return Object.fromEntries(
+    env.flatMap((entry) => {
+      const at = entry.indexOf("=");
+      if (at !== -1) return [[entry.slice(0, at), entry.slice(at + 1)]];
+      const value = process.env[entry];
+      return value === undefined ? [] : [[entry, value]];
+    }),
+  );
 }
 
 async function runImage(args: string[]): Promise<number> {
   const { env, image, rest } = runArgs(args);
+  const values = containerEnv(env);
   const t = tool();
   let container: string | undefined;
   let argv: string[];
+  // No value goes in an argv (`ps` shows those to every user): buildah config and docker/podman run read them from
+  // their own environment.
   if (t.name === "buildah") {
     const command = await imageCommand(t, image, rest.length > 0 ? rest : undefined);
     container = `flash-run-${process.pid}`;
     await runTool(t, ["rm", container]).catch(() => undefined);
     await runTool(t, ["from", "--name", container, image]);
+    if (Object.keys(values).length > 0) {
+      await runTool(t, ["config", ...configEnvFlags(values), container], {
+        env: { ...process.env, ...values },
+      });
+    }
     // tini is not PID 1 under buildah run: it says so unless it is told it is a subreaper.
     argv = toolArgv(t, [
       "run",
@@ -273,16 +285,15 @@ async function runImage(args: string[]): Promise<number> {
       "chroot",
       "-e",
       "TINI_SUBREAPER=1",
-      ...envFlags(env),
       container,
       "--",
       ...command,
     ]);
   } else {
-    argv = toolArgv(t, ["run", "--rm", "--network", "host", ...envFlags(env), image, ...rest]);
+    argv = toolArgv(t, ["run", "--rm", "--network", "host", ...envNames(values), image, ...rest]);
   }
   const [command, ...commandArgs] = argv;
-  const child = spawn(command!, commandArgs, { stdio: "inherit" });
+  const child = spawn(command!, commandArgs, { stdio: "inherit", env: { ...process.env, ...values } });
   // buildah run does not pass signals on, and dies of them: they go to the container's first process by pid.
   const forward = (name: NodeJS.Signals) => {
     const entry = t.name === "buildah" ? containerEntry(child) : undefined;

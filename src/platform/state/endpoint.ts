@@ -1,8 +1,16 @@
 // One endpoint on the platform: its settings, queue, workers and the counters /health reports.
 import type { JobRecord } from "./jobs.js";
 
-/** A worker's argv from the environment it must run with; the spawned process itself gets this one's env. */
-export type WorkerLaunch = (env: Record<string, string>) => string[];
+/**
+ * A worker process from the environment it must run with: its argv, which holds no value of that environment (`ps`
+ * shows every argv to every local user), and the variables its process gets besides the platform's own.
+ */
+export interface LaunchCommand {
+  argv: string[];
+  env: Record<string, string>;
+}
+
+export type WorkerLaunch = (env: Record<string, string>) => LaunchCommand;
 
 import { JobQueue } from "./queue.js";
 
@@ -20,7 +28,7 @@ export interface EndpointConfig {
   idleTimeoutMs: number;
   /** argv of a worker process; without it (or `launch`) the endpoint only serves workers started elsewhere. */
   command?: string[];
-  /** argv of a worker given its environment (a container run takes it as flags, not from the process env). */
+  /** The process of a worker given its environment (a container run: the tool's argv and environment). */
   launch?: WorkerLaunch;
   cwd?: string;
   env: Record<string, string>;

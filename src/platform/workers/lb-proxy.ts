@@ -485,13 +485,15 @@ export class LbEndpoint {
       FLASH_LB_HOST: "127.0.0.1",
       RUNPOD_POD_ID: id,
     };
-    const argv = this.launch ? this.launch(env) : this.command;
-    const [command, ...args] = argv ?? [];
+    const launched = this.launch?.(env);
+    const [command, ...args] = (launched ? launched.argv : this.command) ?? [];
     if (!command) return;
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: this.init.cwd,
-      env: this.launch ? process.env : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
+      env: launched
+        ? { ...process.env, ...launched.env }
+        : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
       // Its own process group: a terminal's Ctrl-C reaches the platform only, which sends the one SIGTERM.
       detached: true,
       // A local worker's stdin is a pipe from the platform: it ends when the platform dies, and the worker stops.

@@ -61,10 +61,15 @@ export class PodRunner implements PodHost {
         [...tcp].map(([inside, outside]) => [`RUNPOD_TCP_PORT_${inside}`, String(outside)]),
       ),
     };
-    const [command, ...args] = launch(env);
+    const launched = launch(env);
+    const [command, ...args] = launched.argv;
     if (!command) throw new Error("the container tool gave no command to run");
     const log = this.options.log.child({ subject: pod.id });
-    const child = spawn(command, args, { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...launched.env },
+    });
     markContainerRun(child);
     let done: () => void = () => {};
     const running: Running = {

@@ -335,12 +335,15 @@ export class WorkerPool {
     const id = newShortId();
     const { config } = this.endpoint;
     const env = { ...config.env, ...this.options.workerEnv(id) };
-    const [command, ...args] = config.launch ? config.launch(env) : (config.command ?? []);
+    const launched = config.launch?.(env);
+    const [command, ...args] = launched ? launched.argv : (config.command ?? []);
     if (!command) return;
     const log = this.options.log.child({ subject: id });
     const child = spawn(command, args, {
       cwd: config.cwd,
-      env: config.launch ? process.env : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
+      env: launched
+        ? { ...process.env, ...launched.env }
+        : { ...process.env, ...env, [PARENT_PIPE_ENV]: "1" },
       // Its own process group: a terminal's Ctrl-C reaches the platform only, which sends the one SIGTERM.
       detached: true,
       // A local worker's stdin is a pipe from the platform: it ends when the platform dies, and the worker stops.

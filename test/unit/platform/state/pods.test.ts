@@ -123,7 +123,7 @@ describe("PodLife", () => {
     const pod = pods.create(POD);
     podLife.start(pod);
     expect(pod.status).toBe("PROVISIONING");
-    pulls[0]!.resolve(() => ["run"]);
+    pulls[0]!.resolve(() => ({ argv: ["run"], env: {} }));
     await settle();
     expect(pod).toMatchObject({ status: "RUNNING", tcp: new Map([[22, 40022]]) });
     await podLife.stop(pod);
@@ -140,7 +140,7 @@ describe("PodLife", () => {
     const pod = pods.create(POD);
     podLife.start(pod);
     await podLife.stop(pod);
-    pulls[0]!.resolve(() => ["run"]);
+    pulls[0]!.resolve(() => ({ argv: ["run"], env: {} }));
     await settle();
     expect(pod.status).toBe("EXITED");
     expect(runs).toEqual([`stop ${pod.id}`]);

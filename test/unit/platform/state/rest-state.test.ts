@@ -173,7 +173,7 @@ describe("RestWorkers", () => {
       addQueue: (config) => calls.push(`addQueue ${config.id} ${config.workers.join("-")}`),
       updateQueue: (config) => calls.push(`updateQueue ${config.id} ${config.workers.join("-")}`),
       addLb: (settings) => calls.push(`addLb ${settings.id}`),
-      setLaunch: (id, launch) => calls.push(`setLaunch ${id} ${launch({}).join(" ")}`),
+      setLaunch: (id, launch) => calls.push(`setLaunch ${id} ${launch({}).argv.join(" ")}`),
       remove: async (id) => {
         calls.push(`remove ${id}`);
         return true;
@@ -202,8 +202,8 @@ describe("RestWorkers", () => {
     const { before } = endpoints.update(stored, { image: "127.0.0.1:1/app:2" });
     expect(await workers.restart(stored, before)).toBe(true);
     expect(pulls.map((p) => p.request.name)).toEqual([`flash-${id}-v1-1`, `flash-${id}-v2-2`]);
-    pulls[1]!.ready(() => ["new"]);
-    pulls[0]!.ready(() => ["old"]);
+    pulls[1]!.ready(() => ({ argv: ["new"], env: {} }));
+    pulls[0]!.ready(() => ({ argv: ["old"], env: {} }));
     await new Promise((r) => setTimeout(r, 0));
     expect(calls.filter((c) => c.startsWith("setLaunch"))).toEqual([`setLaunch ${id} new`]);
     const scaled = endpoints.update(stored, { workers: { max: 1 } });

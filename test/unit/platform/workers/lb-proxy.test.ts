@@ -285,7 +285,9 @@ describe("LbEndpoint construction", () => {
     expect(() => make({ command: [] })).toThrow("Load-balanced endpoint ep needs a file or command");
     // A launched endpoint (or one waiting for its launch) may be scaled to none, and needs no command.
     expect(make({ awaitLaunch: true, workers: [0, 0] }).workers).toEqual([0, 0]);
-    expect(make({ launch: () => [NODE, FIXTURE], workers: [0, 0] }).workers).toEqual([0, 0]);
+    expect(make({ launch: () => ({ argv: [NODE, FIXTURE], env: {} }), workers: [0, 0] }).workers).toEqual([
+      0, 0,
+    ]);
     expect(() => make({ awaitLaunch: true, workers: [1, 0] })).toThrow(invalid([1, 0]));
     expect(() => make({ awaitLaunch: true, workers: [-1, 0] })).toThrow(invalid([-1, 0]));
   });
@@ -392,15 +394,16 @@ describe("LbEndpoint workers", () => {
     expect(lines.some((l) => l.includes("tiny | listening on http://127.0.0.1:"))).toBe(true);
   });
 
-  it("a container launch gets the env to pass on; its process gets no parent pipe", async () => {
+  it("a container launch gets the env to pass on; its process gets the launch's env, no parent pipe", async () => {
     const envs: Record<string, string>[] = [];
     const { e } = endpoint({
       command: undefined,
       workers: [1, 1],
       env: { CUSTOM: "c" },
+      // The values travel in the tool's environment (a container tool reads them there), never in its argv.
       launch: (env) => {
         envs.push(env);
-        return [NODE, FIXTURE, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+        return { argv: [NODE, FIXTURE], env };
       },
     });
     await readyCount(e, 1);
@@ -411,6 +414,7 @@ describe("LbEndpoint workers", () => {
       vars: Record<string, unknown>;
     };
     expect(env.stdin).toBe("other");
+    expect(env.vars).toMatchObject({ CUSTOM: "c", RUNPOD_POD_ID: w.id });
     expect(env.vars.FLASH_STOP_WITH_PARENT).toBe(process.env.FLASH_STOP_WITH_PARENT ?? null);
   });
 
@@ -420,9 +424,9 @@ describe("LbEndpoint workers", () => {
     expect(e.running).toBe(0);
     expect(await e.acquire(0, never())).toBeUndefined();
     expect(e.running).toBe(0);
-    e.setLaunch(() => []);
+    e.setLaunch(() => ({ argv: [], env: {} }));
     expect(e.running).toBe(0);
-    e.setLaunch((env) => [NODE, FIXTURE, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)]);
+    e.setLaunch((env) => ({ argv: [NODE, FIXTURE], env }));
     expect(e.running).toBe(1);
     await readyCount(e, 1);
   });
