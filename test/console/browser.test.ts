@@ -271,6 +271,49 @@ describe("console in a browser", () => {
     await page.close();
   });
 
+  it("a file stored on the platform cannot read the console's key: it downloads, and a rendered copy runs no script", async () => {
+    const page = await newPage();
+    const leaks: string[] = [];
+    page.context().on("request", (request) => {
+      if (new URL(request.url()).pathname === "/leak") leaks.push(request.url());
+    });
+    await page.goto(platform.url);
+    await page.fill("#login-key", KEY);
+    await page.check("#login-remember");
+    await page.click("#login-form button[type=submit]");
+    await visible(page.locator("#app"));
+    expect(await page.evaluate("JSON.stringify(localStorage)")).toContain(KEY);
+    // What a hostile uploader stores: a page that sends whatever the origin's storage holds.
+    const html =
+      '<p id="shown">stored page</p><script>new Image().src = "/leak?k=" + encodeURIComponent(JSON.stringify(localStorage));</script>';
+    const stored = await fetch(`${platform.url}/v2/echo/files`, {
+      method: "POST",
+      headers: { Authorization: KEY, "Content-Type": "text/html" },
+      body: html,
+    });
+    const { url } = (await stored.json()) as { url: string };
+
+    // Opened: the browser saves it (attachment) instead of rendering it on the console's origin.
+    const downloaded = page.waitForEvent("download", { timeout: 15_000 });
+    // Awaited below; a failure before that must not also surface as an unhandled rejection.
+    downloaded.catch(() => undefined);
+    await page.goto(url).catch(() => undefined);
+    expect(leaks).toEqual([]);
+    expect((await downloaded).suggestedFilename()).toBe(url.split("/").at(-1));
+
+    // Rendered anyway (the attachment header dropped on the way): the CSP sandbox keeps its script from running.
+    await page.route(url, async (route) => {
+      const answer = await route.fetch();
+      const headers = { ...answer.headers() };
+      delete headers["content-disposition"];
+      await route.fulfill({ response: answer, headers });
+    });
+    await page.goto(url);
+    expect(await page.locator("#shown").textContent()).toBe("stored page");
+    expect(leaks).toEqual([]);
+    await page.close();
+  });
+
   it("logs in from the #key= link flash dev prints, and chats with a chat-completion-compatible endpoint", async () => {
     const page = await newPage();
     await page.goto(`${platform.url}/#key=${encodeURIComponent(KEY)}`);
