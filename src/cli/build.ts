@@ -1,6 +1,6 @@
 // `flash build`: bundles the app into .flash/artifact.tar.gz and prints its endpoints and size.
 import { relative } from "node:path";
-import { buildArtifact, formatSize } from "./bundle/index.js";
+import { buildArtifact, buildNotes, formatSize } from "./bundle/index.js";
 import { toolkitLogger } from "./log.js";
 import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
@@ -29,6 +29,7 @@ export async function run(args: string[]): Promise<number> {
           (e) =>
             `  ${e.name} (${e.kind}, ${e.file})${e.routes.length > 0 ? `: ${e.routes.map((r) => `${r.method} ${r.path}`).join(", ")}` : ""}`,
         ),
+        ...buildNotes(result),
         `  Archive: ${relative(process.cwd(), result.artifact)}`,
         "",
       ].join("\n"),

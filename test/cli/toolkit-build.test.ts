@@ -1,7 +1,8 @@
 // flash build: what ships, the manifest, and each of the interface document's build messages.
 import { randomBytes } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
 import { list } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
 import { scanImports } from "../../src/cli/bundle/imports.js";
@@ -445,5 +446,155 @@ describe("flash build, as the interface document's error table has it", () => {
     expect(await buildError(refused)).toBe(
       "File is not a valid gzip file. Expected magic bytes (31, 139), got: (60, 104). .flash/artifact.tar.gz is damaged: delete the .flash directory and rebuild (flash build).",
     );
+  });
+});
+
+/** Every entry of an artifact: its type, its link target for a link, its content for a file. */
+async function archived(
+  artifact: string,
+): Promise<Map<string, { type: string; link?: string; text: string }>> {
+  const found = new Map<string, { type: string; link?: string; text: string }>();
+  await list({
+    file: artifact,
+    onReadEntry: (entry) => {
+      const chunks: Buffer[] = [];
+      entry.on("data", (chunk: Buffer) => chunks.push(chunk));
+      entry.on("end", () =>
+        found.set(entry.path, {
+          type: entry.type,
+          link: entry.linkpath || undefined,
+          text: Buffer.concat(chunks).toString(),
+        }),
+      );
+    },
+  });
+  return found;
+}
+
+/** The well-known credential files, each holding the marker (docs/toolkit.md §8.1 lists them). */
+const CREDENTIALS = [
+  ".npmrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".netrc",
+  ".git-credentials",
+  ".aws/credentials",
+  ".ssh/id_rsa",
+  "id_rsa",
+  "id_dsa",
+  "id_ecdsa",
+  "id_ed25519",
+  ".docker/config.json",
+  ".runpod/config.toml",
+  ".env",
+  ".env.production",
+  "lib/.npmrc",
+];
+
+describe("flash build ships no link's target from outside the project, and no credential file (issue 43: 11, 12)", () => {
+  let outside: string | undefined;
+  afterEach(() => {
+    if (outside) rmSync(outside, { recursive: true, force: true });
+    outside = undefined;
+  });
+
+  const marker = `flash-secret-${process.pid}`;
+
+  it("11: a link within the project ships as a link; one out of it, dangling, or to what does not ship is left out; the summary lists both", async () => {
+    outside = mkdtempSync(join(tmpdir(), "flash-outside-"));
+    writeFileSync(join(outside, "secret.txt"), `${marker}\n`);
+    mkdirSync(join(outside, "keys"));
+    writeFileSync(join(outside, "keys", "id"), `${marker}\n`);
+    project = makeProject({ ...GREETER, "common/words.json": '["shared"]\n' });
+    const at = (path: string) => join(project!.dir, path);
+    const secret = join(outside, "secret.txt");
+    symlinkSync(secret, at("leak.txt"));
+    symlinkSync(relative(project.dir, secret), at("leak-relative.txt"));
+    symlinkSync(join(outside, "keys"), at("keys"), "dir");
+    symlinkSync(join(outside, "missing"), at("models"), "dir");
+    symlinkSync("common", at("shared"), "dir");
+    symlinkSync(at("common/words.json"), at("words.json"));
+    symlinkSync(`../${basename(project.dir)}/common/words.json`, at("back.json"));
+    symlinkSync(".env", at("settings.env"));
+    project.write(".env", `RUNPOD_API_KEY=${marker}\n`);
+
+    const { code, stdout, stderr } = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+    expect(code, stderr).toBe(0);
+    const entries = await archived(join(project.dir, ".flash", "artifact.tar.gz"));
+    for (const [path, entry] of entries) expect(entry.text, path).not.toContain(marker);
+    expect(entries.get("common/words.json")?.type).toBe("File");
+    const links = [...entries].filter(([, entry]) => entry.type === "SymbolicLink");
+    // Each relative and inside: what extractors (node-tar, Python's tarfile data filter) accept.
+    expect(Object.fromEntries(links.map(([path, entry]) => [path, entry.link]))).toEqual({
+      shared: "common",
+      "words.json": "common/words.json",
+      "back.json": "common/words.json",
+    });
+    expect(stdout).toContain(
+      "  Shipped as links: back.json → common/words.json, shared → common, words.json → common/words.json\n",
+    );
+    expect(stdout).toContain(
+      [
+        "  Links left out, not followed: ",
+        `keys → ${join(outside, "keys")} (outside the project), `,
+        `leak-relative.txt → ${relative(project.dir, secret)} (outside the project), `,
+        `leak.txt → ${secret} (outside the project), `,
+        `models → ${join(outside, "missing")} (not found), `,
+        "settings.env → .env (its target is not shipped)\n",
+      ].join(""),
+    );
+  });
+
+  it("12: the well-known credential files stay home, look-alikes ship; the summary lists what was left out", async () => {
+    project = makeProject({
+      ...GREETER,
+      ...Object.fromEntries(CREDENTIALS.map((path) => [path, `token=${marker}\n`])),
+      // Look like credentials, and are not: a template, a public key, a CA certificate.
+      ".env.example": "RUNPOD_API_KEY=\n",
+      "id_rsa.pub": "ssh-ed25519 AAAA public\n",
+      "certs/ca.pem": "-----BEGIN CERTIFICATE-----\n",
+    });
+    const { code, stdout, stderr } = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+    expect(code, stderr).toBe(0);
+    const entries = await archived(join(project.dir, ".flash", "artifact.tar.gz"));
+    for (const [path, entry] of entries) expect(entry.text, path).not.toContain(marker);
+    for (const path of CREDENTIALS) expect(entries.has(path), path).toBe(false);
+    for (const path of [".env.example", "id_rsa.pub", "certs/ca.pem"]) {
+      expect(entries.get(path)?.type, path).toBe("File");
+    }
+    expect(stdout).toContain(
+      "  Left out as credentials (a !pattern in .flashignore ships one): .aws/, .docker/config.json, .env, .env.production, .git-credentials, .netrc, .npmrc, .pypirc, .runpod/, .ssh/, .yarnrc.yml, id_dsa, id_ecdsa, id_ed25519, id_rsa, lib/.npmrc\n",
+    );
+  });
+
+  it("a `!pattern` in .flashignore ships a credential file after all, and the summary no longer lists it", async () => {
+    project = makeProject({
+      ...GREETER,
+      ".npmrc": "registry=http://127.0.0.1:1/\n",
+      ".flashignore": "!.npmrc\n",
+    });
+    const { code, stdout } = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+    expect(code).toBe(0);
+    expect(await entries(join(project.dir, ".flash", "artifact.tar.gz"))).toContain(".npmrc");
+    expect(stdout).not.toContain("Left out as credentials");
+  });
+
+  it("code imports through a link to a folder of the project, which ships as a link beside its target", async () => {
+    project = makeProject({
+      "handler.ts": [
+        'import { handler } from "flash-worker";',
+        'import { greet } from "./shared/greet.js";',
+        "export default handler(async (job: { input: { name: string } }) => greet(job.input.name));",
+        "",
+      ].join("\n"),
+      "common/greet.ts": 'export const greet = (name: string): string => "hello " + name;\n',
+    });
+    symlinkSync("common", join(project.dir, "shared"), "dir");
+    const { code, stdout, stderr } = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("  Shipped as links: shared → common\n");
+    const entries = await archived(join(project.dir, ".flash", "artifact.tar.gz"));
+    expect(entries.get("shared")).toMatchObject({ type: "SymbolicLink", link: "common" });
+    expect(entries.get("common/greet.ts")?.type).toBe("File");
   });
 });

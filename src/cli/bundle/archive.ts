@@ -7,14 +7,15 @@ export type ArchiveProgress = (filesDone: number, filesTotal: number) => void;
 
 /**
  * Writes `out` from `files` (relative to `root`); `extra` maps archive names to paths relative to
- * `root` for files that live elsewhere (the manifest, written under .flash/).
+ * `root` for files that live elsewhere (the manifest, written under .flash/); `links` maps the archive name of
+ * a symbolic link to the target it ships with, when that differs from what the link says here.
  */
 export async function writeArchive(
   root: string,
   files: readonly string[],
   extra: Record<string, string>,
   out: string,
-  onProgress?: ArchiveProgress,
+  options: { links?: ReadonlyMap<string, string>; onProgress?: ArchiveProgress } = {},
 ): Promise<void> {
   const renames = new Map(Object.entries(extra).map(([name, path]) => [path, name]));
   const total = files.length + renames.size;
@@ -25,12 +26,14 @@ export async function writeArchive(
       file: out,
       cwd: root,
       portable: true,
-      // A symlinked file ships as its content: the worker's filesystem has no link target.
-      follow: true,
+      // A link ships as a link (collectFiles keeps only those within the project): following one could ship a secret.
+      follow: false,
       onWriteEntry(entry) {
         const name = renames.get(entry.path);
         if (name) entry.path = name;
-        onProgress?.(++done, total);
+        const target = options.links?.get(entry.path);
+        if (entry.type === "SymbolicLink" && target !== undefined) entry.linkpath = target;
+        options.onProgress?.(++done, total);
       },
     },
     [...files, ...renames.keys()],

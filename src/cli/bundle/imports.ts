@@ -95,10 +95,15 @@ export function resolveLocal(
 
 /**
  * Checks the relative imports of every shipped code file. Throws the toolkit's message for imports
- * that lead nowhere, and for imports of files the ignore rules exclude.
+ * that lead nowhere, and for imports of files the ignore rules exclude. `reachable` adds the paths an import
+ * may also land on (a file seen through a shipped link); a link itself is not read.
  */
-export function checkLocalImports(root: string, shippedFiles: readonly string[]): void {
-  const shipped = new Set(shippedFiles);
+export function checkLocalImports(
+  root: string,
+  shippedFiles: readonly string[],
+  reachable: readonly string[] = shippedFiles,
+): void {
+  const shipped = new Set([...shippedFiles, ...reachable]);
   const missing: string[] = [];
   const excluded = new Map<string, Set<string>>();
   for (const file of shippedFiles) {

@@ -1,6 +1,6 @@
 // `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (docs/toolkit.md §8.1).
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, posix, relative, resolve } from "node:path";
 import { findHandlerFile } from "../../app/load.js";
 import type { Logger } from "../../log/index.js";
 import { VERSION } from "../../version.js";
@@ -12,7 +12,7 @@ import {
   WORKER_PLATFORM,
 } from "./dependencies.js";
 import { BuildError, formatSize } from "./errors.js";
-import { collectFiles, ignoreRules } from "./files.js";
+import { collectFiles, ignoreRules, type ProjectLink, readLink } from "./files.js";
 import { checkLocalImports } from "./imports.js";
 import { describeEndpoints, MANIFEST_NAME, type Manifest } from "./manifest.js";
 import { targetNodeVersion } from "./node-version.js";
@@ -20,7 +20,7 @@ import { targetNodeVersion } from "./node-version.js";
 export { checkArtifact } from "./archive.js";
 export { type TargetPlatform, WORKER_PLATFORM } from "./dependencies.js";
 export { BuildError, formatSize } from "./errors.js";
-export { BUILTIN_IGNORES } from "./files.js";
+export { BUILTIN_IGNORES, type ProjectLink } from "./files.js";
 export { endpointSlug, MANIFEST_NAME, type Manifest, type ManifestEndpoint } from "./manifest.js";
 
 /** The interface document's deployment tarball limit, 1.5 GB (the toolkit's 1500 MB). */
@@ -52,6 +52,10 @@ export interface BuildResult {
   artifact: string;
   manifest: Manifest;
   bytes: number;
+  /** The project's symbolic links: shipped as links, or left out saying why. */
+  links: ProjectLink[];
+  /** The credential files and folders left out (docs/toolkit.md §8.1). */
+  credentials: string[];
 }
 
 /** Archives report progress in quarters once they are this big. */
@@ -76,12 +80,13 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
   }
 
   log?.info(`Collecting files in ${root}`);
-  const files = collectFiles(root, rules);
+  const { files, links, credentials, reachable } = collectFiles(root, rules);
   const sourceBytes = files.reduce((sum, file) => sum + file.size, 0);
   log?.info(`${files.length} files to ship (${formatSize(sourceBytes)})`);
   checkLocalImports(
     root,
-    files.map((file) => file.path),
+    files.filter((file) => file.link === undefined).map((file) => file.path),
+    reachable,
   );
 
   const endpoints = await describeEndpoints(root, entries);
@@ -104,7 +109,7 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
           log,
           npm: options.npm,
         });
-  const packages = installed ? shippedPackages(root, installed) : {};
+  const packages = installed ? shippedPackages(root, installed) : { files: {}, links: new Map() };
 
   const manifest: Manifest = {
     version: "1.0",
@@ -121,19 +126,25 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   const artifact = join(workDir, ARTIFACT_NAME);
   rmSync(artifact, { force: true });
-  const total = files.length + Object.keys(packages).length;
+  const total = files.length + Object.keys(packages.files).length;
   log?.info(`Archiving ${total} files into ${relative(root, artifact)}`);
   let reported = 0;
   await writeArchive(
     root,
     files.map((file) => file.path),
-    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}`, ...packages },
+    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}`, ...packages.files },
     artifact,
-    (done, total) => {
-      const quarter = Math.floor((done * 4) / total);
-      if (total < PROGRESS_FILES || quarter === reported || quarter >= 4) return;
-      reported = quarter;
-      log?.info(`Archived ${quarter * 25}% (${done}/${total} files)`);
+    {
+      links: new Map([
+        ...files.flatMap((file) => (file.link === undefined ? [] : [[file.path, file.link] as const])),
+        ...packages.links,
+      ]),
+      onProgress: (done, total) => {
+        const quarter = Math.floor((done * 4) / total);
+        if (total < PROGRESS_FILES || quarter === reported || quarter >= 4) return;
+        reported = quarter;
+        log?.info(`Archived ${quarter * 25}% (${done}/${total} files)`);
+      },
     },
   );
 
@@ -145,19 +156,53 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
       `Archive exceeds the maximum size: ${formatSize(bytes)} (${bytes} bytes), the maximum is ${formatSize(max)} (${max} bytes). Exclude large files through .flashignore or .gitignore, or keep them on a network volume.`,
     );
   }
-  return { artifact, manifest, bytes };
+  return { artifact, manifest, bytes, links, credentials };
 }
 
-/** The installed node_modules/ tree: archive name → path relative to the project root. */
-function shippedPackages(root: string, installDir: string): Record<string, string> {
+/** The build summary's lines on what did not ship as content: links (and those left out, why), credential files. */
+export function buildNotes(result: Pick<BuildResult, "links" | "credentials">): string[] {
+  const line = (link: ProjectLink) =>
+    `${link.path} → ${link.target}${link.leftOut ? ` (${link.leftOut})` : ""}`;
+  const shipped = result.links.filter((link) => !link.leftOut).map(line);
+  const leftOut = result.links.filter((link) => link.leftOut).map(line);
+  const notes: string[] = [];
+  if (shipped.length > 0) notes.push(`  Shipped as links: ${shipped.join(", ")}`);
+  if (leftOut.length > 0) notes.push(`  Links left out, not followed: ${leftOut.join(", ")}`);
+  if (result.credentials.length > 0) {
+    notes.push(
+      `  Left out as credentials (a !pattern in .flashignore ships one): ${result.credentials.join(", ")}`,
+    );
+  }
+  return notes;
+}
+
+/**
+ * The installed node_modules/ tree: archive name → path relative to the project root, and the targets its links
+ * ship with; a link that reaches outside the project (a `file:` folder elsewhere) is left out.
+ */
+function shippedPackages(
+  root: string,
+  installDir: string,
+): { files: Record<string, string>; links: Map<string, string> } {
   const modules = join(installDir, "node_modules");
-  const out: Record<string, string> = {};
+  const realRoot = realpathSync(root);
+  const installed = relative(realRoot, realpathSync(modules)).split("\\").join("/");
+  const files: Record<string, string> = {};
+  const links = new Map<string, string>();
   for (const entry of readdirSync(modules, { recursive: true, withFileTypes: true })) {
     if (entry.isDirectory()) continue;
-    const path = relative(modules, join(entry.parentPath ?? entry.path, entry.name))
-      .split("\\")
-      .join("/");
-    out[`node_modules/${path}`] = relative(root, join(modules, path)).split("\\").join("/");
+    const full = join(entry.parentPath ?? entry.path, entry.name);
+    const name = `node_modules/${relative(modules, full).split("\\").join("/")}`;
+    if (entry.isSymbolicLink()) {
+      const { inside } = readLink(realRoot, full);
+      if (inside === undefined) continue;
+      // Where the target lands in the artifact: the install's node_modules/ ships as node_modules/.
+      const lands = inside.startsWith(`${installed}/`)
+        ? `node_modules/${inside.slice(installed.length + 1)}`
+        : inside;
+      links.set(name, posix.relative(posix.dirname(name), lands) || ".");
+    }
+    files[name] = relative(root, full).split("\\").join("/");
   }
-  return out;
+  return { files, links };
 }

@@ -11,6 +11,7 @@ import { type DeployedEndpoint, readDeployments, writeDeployments } from "../../
 import {
   type BuildResult,
   buildArtifact,
+  buildNotes,
   checkArtifact,
   formatSize,
   type ManifestEndpoint,
@@ -183,7 +184,10 @@ export async function buildApp(options: ImageOptions): Promise<BuildResult> {
   const { manifest } = built;
   checkArtifact(built.artifact, relative(options.root, built.artifact));
   options.say(
-    `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
+    [
+      `✓ built ${manifest.projectName}  ${manifest.files} files, ${manifest.endpoints.length} endpoint(s), ${formatSize(built.bytes)}`,
+      ...buildNotes(built),
+    ].join("\n"),
   );
   return built;
 }
