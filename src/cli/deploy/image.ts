@@ -3,9 +3,19 @@
 // had; then pushed. Every step's output is shown as it comes (builds and pushes take minutes).
 
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import ignore from "ignore";
 import { extract } from "tar";
 import {
   type ContainerTool,
@@ -16,7 +26,9 @@ import {
 import { FlashError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
 import { checkArtifact } from "../bundle/archive.js";
+import { credentialDockerignore, credentialRules } from "../bundle/credentials.js";
 import { INSTALL_DIR } from "../bundle/dependencies.js";
+import { collectFiles, readLink } from "../bundle/files.js";
 import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
 
 /** The runtime images, as the Dockerfiles and docker/build.sh name them. */
@@ -95,11 +107,12 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   let dockerfile: string;
   let context: string;
   let base: string;
+  let ignoreArgs: string[] = [];
   if (ownDockerfile) {
-    dockerfile = own;
     context = options.root;
     base = fromOf(readFileSync(own, "utf8")) ?? "";
     log.info(`Building ${options.image} from the project's Dockerfile`);
+    ({ dockerfile, args: ignoreArgs } = withoutCredentials(tool, options.root, own, log));
   } else {
     base = options.baseImage ?? RUNTIME_IMAGES[options.kind];
     context = join(options.root, ".flash", "image");
@@ -122,6 +135,7 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
       tool,
       [
         ...npmrc.args,
+        ...ignoreArgs,
         ...(runtimeBase && tool.name !== "docker" ? ["--pull=never"] : []),
         "-f",
         dockerfile,
@@ -217,10 +231,72 @@ export async function generatedContext(
   for (const file of ["package.json", "package-lock.json"]) {
     writeFileSync(join(context, "deps", file), rewrite(readFileSync(join(install, file), "utf8")));
   }
+  const copies = copyFilter(root);
   for (const rel of new Set(local)) {
-    cpSync(join(root, rel), join(context, "files", rel), { recursive: true });
+    // Links stay as written, as Docker's COPY keeps them (cpSync would make relative ones absolute).
+    cpSync(join(root, rel), join(context, "files", rel), {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: copies,
+    });
   }
   return { lock: true, files: local.length > 0 };
+}
+
+/** The project's ignore files for a build context, in the order each tool looks for them. */
+const CONTEXT_IGNORE_FILES = {
+  buildah: [".containerignore", ".dockerignore"],
+  podman: [".containerignore", ".dockerignore"],
+  docker: [".dockerignore"],
+} as const;
+
+/**
+ * The project Dockerfile's build context leaves out the credential files (docs/toolkit.md §8.1) before the
+ * project's own .containerignore or .dockerignore, whose `!` lines may re-include one: buildah and podman take the
+ * composed file as --ignorefile, docker (which has no such flag) beside a copy of the Dockerfile.
+ */
+function withoutCredentials(
+  tool: ContainerTool,
+  root: string,
+  own: string,
+  log: Logger,
+): { dockerfile: string; args: string[] } {
+  const found = CONTEXT_IGNORE_FILES[tool.name].find((name) => existsSync(join(root, name)));
+  const theirs = found ? readFileSync(join(root, found), "utf8") : "";
+  const text = [
+    "# Written by flash deploy: the credential files, then the project's own ignore file.",
+    ...credentialDockerignore(),
+    theirs,
+  ].join("\n");
+  const leftOut = collectFiles(root, ignore().add(credentialRules()).add(theirs)).credentials;
+  if (leftOut.length > 0) {
+    log.info(
+      `Left out of the build context as credentials (a ! line in ${found ?? ".dockerignore"} keeps one): ${leftOut.join(", ")}`,
+    );
+  }
+  const dir = join(root, ".flash");
+  mkdirSync(dir, { recursive: true });
+  if (tool.name !== "docker") {
+    writeFileSync(join(dir, "context.dockerignore"), text);
+    return { dockerfile: own, args: ["--ignorefile", join(dir, "context.dockerignore")] };
+  }
+  // BuildKit reads <Dockerfile>.dockerignore beside the Dockerfile before the context's .dockerignore.
+  const dockerfile = join(dir, "Dockerfile.project");
+  cpSync(own, dockerfile);
+  writeFileSync(`${dockerfile}.dockerignore`, text);
+  return { dockerfile, args: [] };
+}
+
+/** What a `file:` package's copy keeps: neither its credential files nor its links out of the project. */
+function copyFilter(root: string): (from: string) => boolean {
+  const credential = credentialRules();
+  const realRoot = realpathSync(root);
+  return (from) => {
+    const path = relative(root, from).split(sep).join("/");
+    const stat = lstatSync(from);
+    if (stat.isSymbolicLink()) return readLink(realRoot, from).inside !== undefined;
+    return !path || !credential.ignores(stat.isDirectory() ? `${path}/` : path);
+  };
 }
 
 /**
