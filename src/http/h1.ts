@@ -337,3 +337,11 @@ export const h1Transport: Transport = (request) => {
     );
   });
 };
+
+/** Which transport the worker's calls to the platform go over: FLASH_HTTP_TRANSPORT (docs/design.md §4.8). */
+export type PlatformTransport = "h1" | "node";
+
+/** Our HTTP/1.1 by default; node:http when FLASH_HTTP_TRANSPORT=node, the switch back should h1 ever misread a platform. */
+export function platformTransport(kind: PlatformTransport = "h1"): Transport {
+  return kind === "node" ? nodeTransport : h1Transport;
+}

@@ -1,5 +1,6 @@
 // The worker's options: the flags and variables the runtime reads (runpod-python's names first), and nothing of
 // the toolkit's or the local platform's, so their variables in a worker's environment never stop it.
+import type { PlatformTransport } from "../http/h1.js";
 import { addSecret, type LogFormat, type LogLevel } from "../log/index.js";
 import {
   apiKey,
@@ -112,6 +113,8 @@ export interface ProtocolConfig {
   hostname: string;
   apiKey: string;
   endpointId?: string;
+  /** FLASH_HTTP_TRANSPORT: the worker's calls to the platform over our HTTP/1.1 (h1, the default) or node:http. */
+  transport?: PlatformTransport;
 }
 
 /** RunPod marks a worker whose cold start exceeds 7 minutes unhealthy (serverless/development/optimization). */
@@ -121,6 +124,12 @@ function version(raw: string, source: string): string {
   const match = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(raw);
   if (!match) throw new ConfigError(`Invalid version "${raw}" in ${source}: expected major.minor, e.g. 11.8`);
   return `${match[1]}.${match[2] ?? "0"}`;
+}
+
+function httpTransport(raw: string, source: string): PlatformTransport {
+  const kind = raw.trim().toLowerCase();
+  if (kind === "h1" || kind === "node") return kind;
+  throw new ConfigError(`Invalid transport "${raw}" in ${source}: expected h1 or node`);
 }
 
 function urlPath(raw: string, source: string): string {
@@ -169,6 +178,7 @@ export const WORKER_OPTIONS = {
     default: 30_000,
   },
   deliveryTimeout: { env: ["FLASH_DELIVERY_TIMEOUT"], parse: seconds(86_400), default: 3_600_000 },
+  httpTransport: { env: ["FLASH_HTTP_TRANSPORT"], parse: httpTransport, default: "h1" as PlatformTransport },
   initTimeout: { env: ["RUNPOD_INIT_TIMEOUT"], parse: seconds(86_400) },
   port: { flags: ["--port"], env: ["PORT"], parse: integer(0, 65535), default: 80 },
   healthPort: { env: ["PORT_HEALTH"], parse: integer(0, 65535) },
@@ -232,7 +242,7 @@ export function readWorkerConfig(
     healthPort: v.healthPort,
     healthPath: v.healthPath,
     host: v.host,
-    platform: readProtocolConfig(env),
+    platform: { ...readProtocolConfig(env), transport: v.httpTransport },
     files: readFilesConfig(env),
     fitness: fitnessConfig(v),
   };

@@ -7,7 +7,7 @@ import {
   type HttpRequest,
   neverSent,
 } from "../../http/client.js";
-import { h1Transport } from "../../http/h1.js";
+import { platformTransport } from "../../http/h1.js";
 import {
   DELIVERY_RETRY,
   type Outcome,
@@ -108,9 +108,12 @@ export class HttpPlatformClient implements PlatformClient {
   private readonly pings: HttpClient;
   /** Long polls go straight to the transport: one attempt whose backoff the job loop owns. */
   private readonly transport: Transport;
+  /** Our HTTP/1.1, or node:http with FLASH_HTTP_TRANSPORT=node. */
+  private readonly wire: Transport;
 
   constructor(options: ClientOptions) {
     this.platform = options.platform;
+    this.wire = platformTransport(this.platform.transport);
     this.log = options.log;
     this.pollTimeoutMs = options.pollTimeoutMs ?? POLL_TIMEOUT_MS;
     this.postTimeoutMs = options.postTimeoutMs ?? POST_TIMEOUT_MS;
@@ -131,10 +134,10 @@ export class HttpPlatformClient implements PlatformClient {
     this.pings = new HttpClient({
       retry: options.pingRetry ?? PING_RETRY,
       fetch: options.fetch,
-      wire: h1Transport,
+      wire: this.wire,
       retryStatus: isRetryable,
     });
-    this.transport = transportFor(options.fetch, h1Transport);
+    this.transport = transportFor(options.fetch, this.wire);
   }
 
   async take(count: number, jobInProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
@@ -309,7 +312,7 @@ export class HttpPlatformClient implements PlatformClient {
     return new HttpClient({
       retry: policy,
       fetch: doFetch,
-      wire: h1Transport,
+      wire: this.wire,
       retryStatus: isRetryable,
       onRetry: (request, failure, attempt, wait, outcome) => {
         const tally = tallies.get(request);

@@ -205,8 +205,12 @@ export class QueueWorker {
         failures++;
         const wait = backoffMs(TAKE_ERROR_BACKOFF, failures, this.options.random);
         const name = err instanceof Error ? err.name : typeof err;
+        // An answer h1 could not read may have held jobs: say what became of them.
+        const held = isFlashError(err, "HTTP_MALFORMED_ANSWER")
+          ? " | any job it held was not run here; the platform hands it out again once no ping names it"
+          : "";
         log.error(
-          `Failed to get job. | Error Type: ${name} | Error Message: ${describeError(err)} | retrying in ${wait} ms`,
+          `Failed to get job. | Error Type: ${name} | Error Message: ${describeError(err)}${held} | retrying in ${wait} ms`,
         );
         await sleep(wait, this.stopController.signal);
       }

@@ -49,6 +49,16 @@ describe("parseConfig: flag > env > default", () => {
     expect(readWorkerConfig([], { RUNPOD_INIT_TIMEOUT: "0.5" }).config.initTimeoutMs).toBe(500);
   });
 
+  it("FLASH_HTTP_TRANSPORT: h1 by default, node to go back to node:http (any case); anything else stops the start", () => {
+    expect(readWorkerConfig([], {}).config.platform.transport).toBe("h1");
+    expect(readWorkerConfig([], { FLASH_HTTP_TRANSPORT: " Node " }).config.platform.transport).toBe("node");
+    expect(() => readWorkerConfig([], { FLASH_HTTP_TRANSPORT: "undici" })).toThrow(
+      new ConfigError(
+        'Invalid transport "undici" in environment variable FLASH_HTTP_TRANSPORT: expected h1 or node',
+      ),
+    );
+  });
+
   it("the file helpers' variables (rp_download, rp_upload)", () => {
     const { config } = readWorkerConfig([], {
       RUNPOD_MAX_DOWNLOAD_BYTES: "1048576",
@@ -134,6 +144,7 @@ describe("parseConfig: flag > env > default", () => {
       hostname: "host1",
       apiKey: "key",
       endpointId: "ep",
+      transport: "h1",
     });
     expect(readWorkerConfig([], { RUNPOD_ENDPOINT_ID: "ep" }).config.logJson).toBe(true);
   });
