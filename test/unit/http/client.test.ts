@@ -141,11 +141,15 @@ describe("HttpClient.send", () => {
   ] as const) {
     it(`a request that cannot be built (${name}) is one attempt, a RequestInvalidError, neither retried nor counted on the circuit`, async () => {
       const target = await answering(200);
-      const breaker = new CircuitBreaker(target.url, {
-        failureThreshold: 1,
-        successThreshold: 1,
-        recoveryMs: 1_000,
-      });
+      const breaker = new CircuitBreaker(
+        target.url,
+        {
+          failureThreshold: 1,
+          successThreshold: 1,
+          recoveryMs: 1_000,
+        },
+        Date.now,
+      );
       const { http, retries } = client({
         wire,
         retry: { attempts: Number.POSITIVE_INFINITY, baseMs: 1, maxMs: 1 },
@@ -153,7 +157,7 @@ describe("HttpClient.send", () => {
         unreachable: () => new Error("unreachable: not this"),
       });
       for (const headers of [
-        { "X-Request-ID": "job\r\nX-Injected: 1" },
+        { "X-Request-ID": "job\r\nX-Injected: 1" } as Record<string, string>,
         { "X-Request-ID": "作业" },
         { "Bad Name": "1" },
       ]) {
