@@ -10,6 +10,7 @@ import {
   MAX_COPIED_ITEMS,
   MAX_DEPTH,
   MAX_MEMO_ENTRIES,
+  MIN_COPIED_ITEMS,
 } from "./limits.js";
 import {
   asciiStrict,
@@ -72,6 +73,11 @@ function checkHashable(v: unknown): void {
 /** The largest memo index a PUT or GET may name (LONG_BINPUT's 4 bytes); CPython runs out of memory before it. */
 const MAX_MEMO_INDEX = 0xffffffff;
 
+/** Items the allow-listed constructors may copy for an input of `bytes` bytes (limits.ts says why). */
+function copyBudget(bytes: number): number {
+  return Math.min(MAX_COPIED_ITEMS, Math.max(MIN_COPIED_ITEMS, bytes));
+}
+
 /** An integral float in the safe range becomes a PyFloat so encode writes it back as float. */
 function floatValue(v: number): number | PyFloat {
   return Number.isInteger(v) &&
@@ -118,12 +124,9 @@ function readLong(buf: Uint8Array, dv: DataView, pos: number, n: number): number
     }
     return BigInt(hi) * 4294967296n + BigInt(lo);
   }
-  let hex = "";
-  for (let i = n - 1; i >= 0; i--) {
-    const b = buf[pos + i]!;
-    hex += (b < 16 ? "0" : "") + b.toString(16);
-  }
-  let big = BigInt(`0x${hex}`);
+  // big-endian hex, which V8 parses in linear time (a power-of-two radix)
+  const bigEndian = Buffer.from(buf.subarray(pos, pos + n)).reverse();
+  let big = BigInt(`0x${bigEndian.toString("hex")}`);
   if (buf[pos + n - 1]! >= 0x80) big -= 1n << BigInt(8 * n);
   return normalizeInt(big);
 }
@@ -280,9 +283,12 @@ class Unpickler {
   /**
    * Memo values in fixed-size chunks: pickle's indices leave gaps (memoized strs are kept by range below),
    * and a store past the end of one growing holey array leaves V8's fast path; a store into a chunk made
-   * at its full length never does.
+   * at its full length never does. Only indices below 2 × entries + one chunk get chunks (what pickle's
+   * sequential indices need), so a chunk's memory is always paid for by entries.
    */
   private readonly memo: (unknown[] | undefined)[] = [];
+  /** Memo values at indices no chunk covers yet (a hostile pickle's far, scattered indices), by index as an int32. */
+  private sparse: Map<number, unknown> | undefined = undefined;
   private memoCount = 0;
   private readonly tuples: unknown[][] = [];
   /** Whether an allow-listed global was pushed: STOP then makes sure none is part of the result. */
@@ -296,7 +302,8 @@ class Unpickler {
   /** Containers pushed again by a memo get or DUP: if one grows later, depths seen by its holders may be stale. */
   private refetched: WeakSet<object> | undefined = undefined;
   private stale = false;
-  private readonly budget = { copied: 0, max: MAX_COPIED_ITEMS };
+  /** Items set(), bytes() and the like copied so far, and how many the input's size allows. */
+  private readonly budget: { copied: number; max: number };
   /**
    * Memo entries that are strs just decoded from the input keep only their byte range (start + 1, 0 for
    * none) until a memo get reads them: pickle memoizes every str, records read back only their keys, and
@@ -324,6 +331,7 @@ class Unpickler {
     this.maxMemo = options.maxMemo ?? MAX_MEMO_ENTRIES;
     this.maxDepth = options.maxDepth ?? MAX_DEPTH;
     this.exactFloats = options.floats !== "number";
+    this.budget = { copied: 0, max: copyBudget(input.byteLength) };
   }
 
   run(): unknown {
@@ -844,19 +852,28 @@ class Unpickler {
     return items;
   }
 
+  /** The value at memo index idx: its chunk's slot, else (set before that chunk was made) the sparse map's. */
   private memoValue(idx: number): unknown {
     const chunk = this.memo[idx >>> MEMO_CHUNK_BITS];
-    return chunk === undefined ? undefined : chunk[idx & MEMO_CHUNK_MASK];
+    const v = chunk === undefined ? undefined : chunk[idx & MEMO_CHUNK_MASK];
+    return v !== undefined || this.sparse === undefined ? v : this.sparse.get(idx | 0);
   }
 
+  /** Stores (or, with undefined, clears) memo index idx; a chunk is made only for an index the entries justify. */
   private setMemoValue(idx: number, value: unknown): void {
     let chunk = this.memo[idx >>> MEMO_CHUNK_BITS];
-    if (chunk === undefined) {
-      if (value === undefined) return;
+    if (chunk === undefined && value !== undefined && idx < 2 * this.memoCount + MEMO_CHUNK_MASK + 1) {
       chunk = new Array(MEMO_CHUNK_MASK + 1);
       this.memo[idx >>> MEMO_CHUNK_BITS] = chunk;
     }
-    chunk[idx & MEMO_CHUNK_MASK] = value;
+    // a value the sparse map holds for idx is stale once the index is stored again
+    if (this.sparse !== undefined && (chunk !== undefined || value === undefined))
+      this.sparse.delete(idx | 0);
+    if (chunk !== undefined) chunk[idx & MEMO_CHUNK_MASK] = value;
+    else if (value !== undefined) {
+      this.sparse ??= new Map();
+      this.sparse.set(idx | 0, value);
+    }
   }
 
   private memoPut(idx: number, value: unknown): void {

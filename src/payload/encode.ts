@@ -113,21 +113,17 @@ class Writer {
   }
 }
 
-/** Minimal little-endian two's complement bytes of an int (CPython's encode_long). */
+/** Minimal little-endian two's complement bytes of an int (CPython's encode_long), in time linear in its size. */
 function longBytes(v: bigint): Uint8Array {
   if (v === 0n) return new Uint8Array(0);
-  const neg = v < 0n;
-  // bits needed including the sign bit
-  let hex = (neg ? -v - 1n : v).toString(16);
+  const negative = v < 0n;
+  // a negative int's bytes are the complement of those of -v - 1, whose sign bit is then clear
+  let hex = (negative ? -v - 1n : v).toString(16);
   if (hex.length % 2 === 1) hex = `0${hex}`;
-  let n = hex.length / 2;
-  if (Number.parseInt(hex.slice(0, 1), 16) >= 8) n++;
-  let x = neg ? (1n << BigInt(8 * n)) + v : v;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
+  // a top digit of 8 or more would read as the sign bit: one more byte
+  if (hex.charCodeAt(0) >= 0x38) hex = `00${hex}`;
+  const out = Buffer.from(hex, "hex").reverse();
+  if (negative) for (let i = 0; i < out.length; i++) out[i] = out[i]! ^ 0xff;
   return out;
 }
 

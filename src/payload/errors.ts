@@ -21,8 +21,15 @@ export class PickleGlobalError extends PickleError {
     readonly qualname: string,
     detail: string,
   ) {
-    super(`refusing global '${module}.${qualname}': ${detail}`);
+    super(`refusing global '${shortName(`${module}.${qualname}`)}': ${detail}`);
   }
+}
+
+/** Names quoted in a message are cut here: a hostile pickle's name may fill the whole payload. */
+const MAX_QUOTED_NAME = 200;
+
+function shortName(name: string): string {
+  return name.length > MAX_QUOTED_NAME ? `${name.slice(0, MAX_QUOTED_NAME)}…` : name;
 }
 
 /** docs/toolkit.md §3.2 `DeserializeTimeoutError`: decoding ran past its wall-clock budget. */

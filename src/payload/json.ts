@@ -1,13 +1,25 @@
 // Decoded values → plain JSON data, for `json_result` (docs/toolkit.md §2.2) and `serialization_format: "json"`.
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
-import { MAX_DEPTH } from "./limits.js";
+import { MAX_DEPTH, MAX_STR_DIGITS } from "./limits.js";
 import { isPyFloat, setOwn } from "./values.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Nodes one conversion may emit: shared references are expanded, so a small DAG could otherwise explode. */
 export const MAX_JSON_NODES = 1 << 22;
+
+/** The smallest int with more decimal digits than CPython writes. */
+const TOO_MANY_DIGITS = 10n ** BigInt(MAX_STR_DIGITS);
+
+/** An int's decimal text; beyond CPython's digit limit, json.dumps's error (the conversion itself is superlinear). */
+function decimal(v: bigint): string {
+  if (v >= TOO_MANY_DIGITS || v <= -TOO_MANY_DIGITS)
+    throw new PickleError(
+      `Exceeds the limit (${MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`,
+    );
+  return v.toString();
+}
 
 /**
  * bigint beyond 2^53 → decimal string, PyFloat → number, bytes → base64 string, tuple / set → array,
@@ -26,7 +38,7 @@ export function toJson(value: unknown): Json {
       case "number":
         return Number.isFinite(v) ? v : null;
       case "bigint":
-        return Number.isSafeInteger(Number(v)) && BigInt(Number(v)) === v ? Number(v) : v.toString();
+        return Number.isSafeInteger(Number(v)) && BigInt(Number(v)) === v ? Number(v) : decimal(v);
       case "undefined":
         return null;
       case "object":

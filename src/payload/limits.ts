@@ -16,8 +16,18 @@ export const MAX_DEPTH = 2000;
 /** Memo entries; a real pickle stores at most one per two input bytes, so 10 MB of base64 stays far below. */
 export const MAX_MEMO_ENTRIES = 1 << 24;
 
-/** Items the allow-listed constructors (set, frozenset, bytes, bytearray) may copy in one decode: stops memo-driven amplification. */
+/**
+ * Items the allow-listed constructors (set, frozenset, bytes, bytearray, _codecs.encode) may copy in one decode:
+ * one per input byte (a pickle writes every item it copies, so only memo-driven amplification copies more), at
+ * least MIN_COPIED_ITEMS and at most MAX_COPIED_ITEMS.
+ */
 export const MAX_COPIED_ITEMS = 1 << 26;
+
+/** The copy budget of a pickle shorter than this many bytes. */
+export const MIN_COPIED_ITEMS = 1 << 16;
+
+/** CPython's most decimal digits in an int read from text or written as text (sys.int_info.default_max_str_digits). */
+export const MAX_STR_DIGITS = 4300;
 
 /** Highest pickle protocol CPython 3.8+ writes and reads. */
 export const HIGHEST_PROTOCOL = 5;

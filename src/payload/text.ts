@@ -1,6 +1,7 @@
 // Decoders for protocol-0 text arguments (INT, LONG, FLOAT, STRING, UNICODE lines) and a strict UTF-8 encoder.
 import { Buffer } from "node:buffer";
 import { PickleError } from "./errors.js";
+import { MAX_STR_DIGITS } from "./limits.js";
 
 /** Python's whitespace in C strings (Py_ISSPACE). */
 const SPACE = " \t\n\r\v\f";
@@ -12,8 +13,6 @@ const DIGITS: Record<number, RegExp> = {
   10: /^[0-9](?:_?[0-9])*/,
   16: /^_?[0-9a-fA-F](?:_?[0-9a-fA-F])*/,
 };
-/** CPython's limit on decimal digits in int() (sys.get_int_max_str_digits() default). */
-const MAX_STR_DIGITS = 4300;
 const PREFIX: Record<string, number> = { x: 16, o: 8, b: 2 };
 
 /**
@@ -126,8 +125,8 @@ export function parseIntText(text: string, contentBytes: number): number | bigin
   if (x !== undefined) return contentBytes === 2 && (x === 0n || x === 1n) ? x === 1n : normalizeInt(x);
   try {
     return normalizeInt(pyInt(text, 0));
-  } catch (e) {
-    if (e instanceof PickleError && e.message.startsWith("Exceeds")) throw e;
+  } catch {
+    // CPython's load_int replaces every int() failure with this, its digit limit's too
     throw new PickleError("could not convert string to int");
   }
 }

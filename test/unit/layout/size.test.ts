@@ -42,7 +42,8 @@ describe("src/ sizes", () => {
     const all = functions();
     expect(all.length).toBeGreaterThan(1000);
     const long = all.filter((f) => f.lines > 150).map((f) => f.where);
-    expect(long.sort()).toEqual(["payload/decode.ts:329 run"]);
+    // by file and name: the switch's line moves with every edit above it
+    expect(long.map((where) => where.replace(/:\d+ /, " ")).sort()).toEqual(["payload/decode.ts run"]);
   });
 
   it("keeps at most 20 conditional spreads, each under a comment saying why", () => {
