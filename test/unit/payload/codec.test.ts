@@ -199,6 +199,17 @@ describe("toJson", () => {
     expect(toJson(new Map<unknown, unknown>([[1, "a"]]))).toEqual({ "1": "a" });
     expect(toJson(Number.NaN)).toBeNull();
   });
+  it("writes ints of up to 4,300 digits and refuses longer ones with json.dumps's message", () => {
+    const most = 10n ** 4300n - 1n;
+    expect(toJson([most, -most])).toEqual([most.toString(), (-most).toString()]);
+    // CPython 3.11's json.dumps(10**4300); a 5 MB int's decimal text would take V8 seconds to write
+    const message =
+      "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit";
+    for (const v of [most + 1n, -most - 1n, 1n << 40_000_000n]) {
+      expect(() => toJson({ v })).toThrow(PickleError);
+      expect(() => toJson({ v })).toThrow(message);
+    }
+  });
   it("refuses cycles and keeps __proto__ as data", () => {
     const c: unknown[] = [];
     c.push(c);

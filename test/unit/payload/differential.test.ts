@@ -13,6 +13,7 @@ import {
   PickleGlobalError,
 } from "../../../src/payload/index.js";
 import { FUZZ_SEED } from "../../fuzz-seed.js";
+import { u32 } from "./bytes.js";
 import { mutate, mutation, records } from "./mutate.js";
 import { findPython, PythonPeer } from "./python.js";
 import { toTyped, type VectorFile } from "./typed.js";
@@ -147,6 +148,98 @@ if (python.path === null) {
         .sample(fc.tuple(fc.constantFrom("I", "L", "F"), line), { seed: FUZZ_SEED, numRuns: 4000 })
         .map(([op, text]) => Uint8Array.from(Buffer.from(`${op}${text}\n.`, "latin1")));
       await agree(cases, 300);
+    });
+
+    it("keeps memo entries at near, far and scattered indices as CPython's memo does", async () => {
+      // indices a chunk covers from the start, ones past it until enough entries justify a chunk, and far ones;
+      // few of them, so that gets often find what puts stored
+      const index = fc.constantFrom(
+        0,
+        7,
+        300,
+        4095,
+        4096,
+        5000,
+        6000,
+        1 << 18,
+        (1 << 18) + 4096,
+        (1 << 20) - 1,
+      );
+      const op = fc.oneof(
+        { weight: 3, arbitrary: fc.integer({ min: 0, max: 1 << 30 }).map((v) => [0x4a, ...u32(v)]) }, // BININT
+        { weight: 3, arbitrary: index.map((i) => [0x72, ...u32(i)]) }, // LONG_BINPUT
+        { weight: 2, arbitrary: index.map((i) => [0x6a, ...u32(i)]) }, // LONG_BINGET
+        {
+          weight: 1,
+          arbitrary: fc.integer({ min: 1, max: 600 }).map((n) => new Array<number>(n).fill(0x94)),
+        }, // MEMOIZE runs
+        { weight: 1, arbitrary: fc.constant([0x30]) }, // POP
+      );
+      const cases = fc
+        .sample(fc.array(op, { minLength: 1, maxLength: 40 }), { seed: FUZZ_SEED, numRuns: 1000 })
+        .map((ops) => Uint8Array.from([0x80, 4, 0x28, 0x4a, 1, 0, 0, 0, ...ops.flat(), 0x6c, 0x2e]));
+      await agree(cases, 250);
+    });
+
+    it("reads INT and LONG lines at CPython's 4,300-digit limit to the same value or with the same message", async () => {
+      const digits = (n: number, d = "9") => d.repeat(n);
+      const lines = [
+        ...["I", "L"].flatMap((op) =>
+          [
+            digits(4300),
+            digits(4301),
+            `-${digits(4300)}`,
+            `-${digits(5000)}`,
+            `${"1_".repeat(4300)}1`,
+            `0x${digits(100_000, "f")}`,
+            `-0o${digits(50_000, "7")}`,
+            `0b${digits(60_000, "1")}`,
+          ].map((text) => `${op}${text}${op === "L" ? "L" : ""}\n.`),
+        ),
+        `p${digits(4301)}\n`,
+      ];
+      const cases = lines.map((l) =>
+        Uint8Array.from(Buffer.from(`${l.startsWith("p") ? "N" : ""}${l}`, "latin1")),
+      );
+      const theirs = await verdicts(cases);
+      const ours = cases.map((c) => outcome(() => decode(c)));
+      const back = await verdicts(ours.map((o) => ("value" in o ? encode(o.value) : new Uint8Array(0))));
+      cases.forEach((_, i) => {
+        const cp = theirs[i]!;
+        const o = ours[i]!;
+        if (cp.error !== undefined)
+          expect("error" in o ? `ValueError: ${o.error.message}` : "loads").toBe(cp.error);
+        else expect(back[i]!.canon, lines[i]!.slice(0, 40)).toBe(cp.canon);
+      });
+    });
+
+    it("writes big ints that CPython reads back and dumps again to the same int, up to 5 MB (linear both ways)", async () => {
+      // around every byte boundary (the sign bit's byte), random widths, and issue 43's 5 MB int
+      const edges = [8, 9, 64, 65, 2048, 65_536].flatMap((bits) => {
+        const p = 1n << BigInt(bits - 1);
+        return [p, p - 1n, -p, -p - 1n, 2n * p, -2n * p];
+      });
+      const random = fc.sample(fc.bigInt({ min: -(1n << 100_000n), max: 1n << 100_000n }), {
+        seed: FUZZ_SEED,
+        numRuns: 200,
+      });
+      const huge = (1n << 40_000_000n) - 12_345n;
+      const ints = [...edges, ...random, huge, -huge];
+      const canon = (v: bigint): string => {
+        const ceiling = 10n ** 4300n;
+        if (v < ceiling && v > -ceiling) return `int:${v}`;
+        return v < 0n ? `int:-0x${(-v).toString(16)}` : `int:0x${v.toString(16)}`;
+      };
+      const pickles = ints.map((v) => encode(v));
+      const theirs = await verdicts(pickles);
+      ints.forEach((v, i) => {
+        expect(theirs[i], `${v.toString(16).slice(0, 40)}…`).toEqual({ canon: canon(v) });
+      });
+      for (const v of [huge, -huge, ...edges]) {
+        const dumped = await peer.request("echo", { b64: b64(encode(v)), protocol: 5 });
+        // safe integers come back as numbers (the int mapping of src/payload/index.ts)
+        expect(decode(fromB64(dumped.b64 ?? ""))).toBe(Number.isSafeInteger(Number(v)) ? Number(v) : v);
+      }
     });
   });
 }

@@ -15,7 +15,7 @@ Failures answer {"id": n, "error": "<type>: <message>"}.
 
 The canonical text keeps every type apart (int/float/bool, bytes/bytearray, list/tuple, set/frozenset), prints
 floats with repr (nan, -0.0), sorts set items and dict entries (their order is not part of the value) and marks
-shared or recursive lists, dicts and sets as #n / @n.
+shared or recursive lists, dicts and sets as #n / @n; an int beyond 4,300 decimal digits is written in hex.
 """
 
 import base64
@@ -27,6 +27,9 @@ import sys
 import cloudpickle
 
 
+DECIMAL_CEILING = 10**4300
+
+
 def canon(v, seen=None):
     if seen is None:
         seen = {}
@@ -36,7 +39,8 @@ def canon(v, seen=None):
     if t is bool:
         return f"bool:{v}"
     if t is int:
-        return f"int:{v}"
+        # beyond str()'s 4,300 digits (sys.int_info.default_max_str_digits), hex: it has no limit
+        return f"int:{v}" if abs(v) < DECIMAL_CEILING else f"int:{v:#x}"
     if t is float:
         return f"float:{v!r}"
     if t is str:
