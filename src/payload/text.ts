@@ -161,7 +161,6 @@ export function parseFloatText(text: string): number {
 
 /** Bytes decoded as ASCII, as Python 3 reads Python 2 `str` pickles by default (encoding="ASCII"). */
 export function asciiStrict(buf: Uint8Array, start: number, end: number): string {
-  let s = "";
   for (let i = start; i < end; i++) {
     const c = buf[i]!;
     if (c >= 0x80) {
@@ -169,9 +168,39 @@ export function asciiStrict(buf: Uint8Array, start: number, end: number): string
         `'ascii' codec can't decode byte 0x${c.toString(16)} in position ${i - start}: ordinal not in range(128)`,
       );
     }
-    s += String.fromCharCode(c);
   }
-  return s;
+  // one native copy: a str built a character at a time held a rope node per byte (~32 bytes each)
+  return latin1(buf, start, end);
+}
+
+/** Python's one-character string escapes (octal ones, \0 included, are read apart). */
+const ESCAPES = new Map<string, string>([
+  ["n", "\n"],
+  ["t", "\t"],
+  ["r", "\r"],
+  ["\\", "\\"],
+  ["'", "'"],
+  ['"', '"'],
+  ["a", "\x07"],
+  ["b", "\b"],
+  ["f", "\f"],
+  ["v", "\v"],
+]);
+const OCTAL = /^[0-7]{1,3}/;
+
+/** The escape at body[at] (a backslash): what it stands for and where the text after it starts. */
+function readEscape(body: string, at: number): [string, number] {
+  const e = body[at + 1];
+  if (e === undefined) throw new PickleError("Trailing \\ in string");
+  if (e === "x") {
+    const hex = body.slice(at + 2, at + 4);
+    if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError(`invalid \\x escape at position ${at}`);
+    return [String.fromCharCode(Number.parseInt(hex, 16)), at + 4];
+  }
+  const octal = OCTAL.exec(body.slice(at + 1, at + 4));
+  if (octal !== null)
+    return [String.fromCharCode(Number.parseInt(octal[0], 8) & 0xff), at + 1 + octal[0].length];
+  return [ESCAPES.get(e) ?? `\\${e}`, at + 2];
 }
 
 /** The quoted Python 2 string literal of a STRING line ('abc' or "a\x00"), escapes resolved, read as ASCII. */
@@ -181,50 +210,20 @@ export function parseQuotedString(line: string): string {
     throw new PickleError("the STRING opcode argument must be quoted");
   }
   const body = line.slice(1, -1);
+  // runs between escapes are copied whole: a character at a time made a rope node per byte
   let out = "";
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c !== "\\") {
-      out += c;
-      continue;
-    }
-    const e = body[++i];
-    if (e === undefined) throw new PickleError("Trailing \\ in string");
-    const simple: Record<string, string> = {
-      n: "\n",
-      t: "\t",
-      r: "\r",
-      "\\": "\\",
-      "'": "'",
-      '"': '"',
-      a: "\x07",
-      b: "\b",
-      f: "\f",
-      v: "\v",
-      "0": "\0",
-    };
-    if (e === "x") {
-      const hex = body.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new PickleError(`invalid \\x escape at position ${i - 1}`);
-      out += String.fromCharCode(Number.parseInt(hex, 16));
-      i += 2;
-    } else if (e !== undefined && /[0-7]/.test(e)) {
-      let j = i;
-      while (j < i + 3 && j < body.length && /[0-7]/.test(body[j]!)) j++;
-      out += String.fromCharCode(Number.parseInt(body.slice(i, j), 8) & 0xff);
-      i = j - 1;
-    } else if (e !== undefined && Object.hasOwn(simple, e)) {
-      out += simple[e];
-    } else {
-      out += `\\${e ?? ""}`;
-    }
+  let from = 0;
+  for (let at = body.indexOf("\\"); at >= 0; at = body.indexOf("\\", from)) {
+    const [text, next] = readEscape(body, at);
+    out += body.slice(from, at) + text;
+    from = next;
   }
-  for (let i = 0; i < out.length; i++) {
-    if (out.charCodeAt(i) >= 0x80) {
-      throw new PickleError(
-        `'ascii' codec can't decode byte 0x${out.charCodeAt(i).toString(16)} in position ${i}: ordinal not in range(128)`,
-      );
-    }
+  out += body.slice(from);
+  const high = out.search(/[\u0080-\uffff]/);
+  if (high >= 0) {
+    throw new PickleError(
+      `'ascii' codec can't decode byte 0x${out.charCodeAt(high).toString(16)} in position ${high}: ordinal not in range(128)`,
+    );
   }
   return out;
 }

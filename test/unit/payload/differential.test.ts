@@ -150,6 +150,15 @@ if (python.path === null) {
       await agree(cases, 300);
     });
 
+    it("reads protocol-0 STRING lines, escapes and all, as CPython does", async () => {
+      const alphabet = [..."\\\\\\x0178nrtabfv'\"9fFz \xe9"];
+      const body = fc.array(fc.constantFrom(...alphabet), { maxLength: 12 }).map((a) => a.join(""));
+      const cases = fc
+        .sample(fc.tuple(fc.constantFrom("'", '"'), body), { seed: FUZZ_SEED, numRuns: 3000 })
+        .map(([q, text]) => Uint8Array.from(Buffer.from(`S${q}${text}${q}\n.`, "latin1")));
+      await agree(cases, 300);
+    });
+
     it("keeps memo entries at near, far and scattered indices as CPython's memo does", async () => {
       // indices a chunk covers from the start, ones past it until enough entries justify a chunk, and far ones;
       // few of them, so that gets often find what puts stored

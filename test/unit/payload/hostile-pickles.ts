@@ -105,6 +105,11 @@ export const HOSTILE: Record<string, Hostile> = {
     expect: value,
   },
   "empty-sets": { what: "a list of EMPTY_SETs", make: (size) => listOf([0x8f], size), expect: value },
+  "empty-sets-walked": {
+    what: "a list of EMPTY_SETs after a dict with an int key, so the result is walked once more at STOP",
+    make: (size) => cat([0x80, 4, 0x28, 0x7d, 0x4b, 1, 0x4e, 0x73], times([0x8f], size - 11), "l."),
+    expect: value,
+  },
   "empty-bytes": {
     what: "a list of empty SHORT_BINBYTES",
     make: (size) => listOf([0x43, 0], size),
