@@ -65,6 +65,11 @@ describe("REST v2 Pods on the local platform", () => {
     expect(judged.proxy.requestViolations).toEqual([]);
     expect(patched.status).toBe(200);
     expect(patched.json).toMatchObject({ name: "dev2", image: "127.0.0.1:1/app:2", ports: ["8000/http"] });
+    // A PATCH of a Pod in ERROR starts it on the new spec (issue 44): a redeploy is how a failed Pod is fixed.
+    expect(patched.json.status).toBe("PROVISIONING");
+    await until("the new image's pull", async () =>
+      lines.join("\n").includes(`cannot run 127.0.0.1:1/app:2`) ? true : undefined,
+    );
 
     expect((await api("DELETE", `/v2/pods/${id}`)).status).toBe(204);
     expect((await api("GET", `/v2/pods/${id}`)).status).toBe(404);

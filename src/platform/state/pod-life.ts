@@ -60,11 +60,11 @@ export class PodLife {
     pod.tcp.clear();
   }
 
-  /** Settings its container is made from changed: the next start pulls again; a live Pod is remade now. */
+  /** Settings its container is made from changed: it starts on them now, live, EXITED or in ERROR alike. */
   async remake(pod: PodRecord): Promise<void> {
     this.prepared.delete(pod.id);
-    if (pod.status === "EXITED" || pod.status === "ERROR") return;
-    await this.stop(pod);
+    // As RunPod restarts a Pod whose image a PATCH changes: a redeploy is how a failed Pod is fixed.
+    if (pod.status !== "EXITED" && pod.status !== "ERROR") await this.stop(pod);
     this.start(pod);
   }
 
