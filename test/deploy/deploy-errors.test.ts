@@ -135,6 +135,27 @@ describe("flash deploy refuses, saying why, before building an image", () => {
     );
   });
 
+  it("several endpoints and a project Dockerfile whose ENTRYPOINT takes no handler file (issue 44)", async () => {
+    project = makeProject({
+      "queue/handler.ts": endpointFile('{ name: "queue" }'),
+      "batch/handler.ts": endpointFile('{ name: "batch" }'),
+      Dockerfile: 'FROM localhost/flash-worker:cpu\nCOPY . /app\nENTRYPOINT ["python3", "server.py"]\n',
+    });
+    const files = ["queue/handler.ts", "batch/handler.ts"];
+    const refused = await deploy(files);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `✗ The project's Dockerfile sets ENTRYPOINT ["python3", "server.py"], which does not start the handler file it is given, and this app has 2 endpoints (queue/handler.ts, batch/handler.ts) sharing one image`,
+    );
+    // The shell form drops every argument; `flash start` in exec form takes the file (it goes on to the build).
+    project.write("Dockerfile", "FROM localhost/flash-worker:cpu\nENTRYPOINT flash start\n");
+    expect((await deploy(files)).stderr).toContain("sets ENTRYPOINT flash start, which does not start");
+    project.write("Dockerfile", 'FROM localhost/flash-worker:cpu\nENTRYPOINT ["flash", "start"]\n');
+    const taken = await deploy(files, { FLASH_CONTAINER_TOOL: "podman" });
+    expect(taken.stderr).not.toContain("ENTRYPOINT");
+    expect(taken.stderr).toContain("✗ The container tool podman (FLASH_CONTAINER_TOOL) does not run here");
+  });
+
   it("--image missing, or without a registry", async () => {
     project = makeProject({ "handler.ts": endpointFile('{ name: "imageless" }') });
     const none = await flashRun(

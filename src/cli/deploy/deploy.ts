@@ -1,7 +1,7 @@
 // `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
 // endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { ContainerToolOptions } from "../../containers/tool.js";
 import { findContainerTool } from "../../containers/tool.js";
@@ -18,7 +18,7 @@ import {
   WORKER_PLATFORM,
 } from "../bundle/index.js";
 import { apiErrorSentence } from "./errors.js";
-import { type BuiltImage, buildAndPush, checkImageName } from "./image.js";
+import { type BuiltImage, buildAndPush, checkImageName, entrypointOf, takesHandlerFile } from "./image.js";
 import { createRequest, EndpointMappingError, endpointUrl, updateRequest } from "./mapping.js";
 import { credentialName, findRegistryLogin } from "./registry-auth.js";
 import { isApiError, type RestClient } from "./rest-client.js";
@@ -110,6 +110,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     return { endpoint, body, current };
   });
 
+  if (several) checkOwnEntrypoint(options.root, manifest.endpoints);
   const image = await pushAppImage(options, built);
 
   let registry: string | undefined;
@@ -133,8 +134,8 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   };
   for (const plan of plans) {
     const { endpoint } = plan;
-    // An image with several endpoints runs each one's file; a project's own Dockerfile keeps its CMD.
-    const args = image.ownDockerfile || !several ? undefined : endpoint.file;
+    // An image with several endpoints runs each one's file (args override CMD, own Dockerfile or not).
+    const args = several ? endpoint.file : undefined;
     const body: CreateEndpointRequest = { ...plan.body, registry };
     if (!args) delete body.args;
     const endpointLog = log.child({ subject: `Endpoint:${endpoint.name}` });
@@ -168,6 +169,17 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   }
   record();
   return { image, endpoints: done };
+}
+
+/** Each endpoint's container gets its file as args: a project Dockerfile's own ENTRYPOINT must start that file. */
+function checkOwnEntrypoint(root: string, endpoints: readonly ManifestEndpoint[]): void {
+  const own = join(root, "Dockerfile");
+  if (!existsSync(own)) return;
+  const entrypoint = entrypointOf(readFileSync(own, "utf8"));
+  if (entrypoint === undefined || takesHandlerFile(entrypoint)) return;
+  throw new EndpointMappingError(
+    `The project's Dockerfile sets ENTRYPOINT ${entrypoint}, which does not start the handler file it is given, and this app has ${endpoints.length} endpoints (${endpoints.map((e) => e.file).join(", ")}) sharing one image: each endpoint's container is started with its file as its argument (args). Remove the ENTRYPOINT (the runtime image's flash-entrypoint starts the file it is given), end it in flash-entrypoint or flash start in exec form (["flash", "start"]), or deploy each endpoint on its own.`,
+  );
 }
 
 /** Builds the app's artifact (as flash build does) and says so: its manifest names the endpoints. */

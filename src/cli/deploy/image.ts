@@ -75,7 +75,7 @@ export interface BuiltImage {
   digest: string;
   /** The image's layers, uncompressed. */
   bytes: number;
-  /** The project's own Dockerfile was used (its CMD stands; no container args are set). */
+  /** The project's own Dockerfile was used (its CMD stands unless an endpoint's args name its file). */
   ownDockerfile: boolean;
   buildMs: number;
   pushMs: number;
@@ -494,6 +494,31 @@ async function inspectImage(tool: ContainerTool, image: string): Promise<{ diges
 export function fromOf(text: string): string | undefined {
   const froms = [...text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)/gim)].map((m) => m[1]!);
   return froms.at(-1);
+}
+
+/** The ENTRYPOINT the last stage of a Dockerfile sets, as written; undefined when it sets none. */
+export function entrypointOf(text: string): string | undefined {
+  const joined = text.replace(/\\\r?\n/g, " ");
+  const lastStage = joined.split(/^\s*FROM\s/im).at(-1) ?? "";
+  const entrypoints = [...lastStage.matchAll(/^\s*ENTRYPOINT\s+(.+?)\s*$/gim)].map((m) => m[1]!);
+  return entrypoints.at(-1);
+}
+
+/**
+ * Whether an ENTRYPOINT starts the handler file given as the container's argument: the images' own
+ * (`flash-entrypoint`) or `flash start`, in exec form (the shell form drops every argument).
+ */
+export function takesHandlerFile(entrypoint: string): boolean {
+  let words: unknown;
+  try {
+    words = JSON.parse(entrypoint);
+  } catch {
+    return false;
+  }
+  if (!Array.isArray(words) || !words.every((w) => typeof w === "string")) return false;
+  const names = words.map((w: string) => basename(w));
+  const last = names.at(-1);
+  return last === "flash-entrypoint" || (names.at(-2) === "flash" && last === "start");
 }
 
 /** `flash-worker:cpu` and `localhost/flash-worker:cpu` are one image. */
