@@ -11,6 +11,27 @@ export interface HandlerErrorInfo {
   hostname: string;
   worker_id: string;
   runpod_version: string;
+  /** Set when the error stands for an HTTP answer (a model server's 4xx): the platform answers with it as it was. */
+  upstream_status?: number;
+  upstream_content_type?: string;
+  upstream_body?: string;
+}
+
+/** The HTTP answer an error stands for: app/model-server's ServerHttpError carries the server's own. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** The answer an error carries in its `upstream` property, checked field by field (any copy of the package). */
+function upstreamOf(err: unknown): UpstreamAnswer | undefined {
+  const upstream = (err as { upstream?: Partial<UpstreamAnswer> } | null)?.upstream;
+  if (typeof upstream !== "object" || upstream === null) return undefined;
+  const { status, contentType, body } = upstream;
+  if (!Number.isInteger(status) || typeof contentType !== "string" || typeof body !== "string")
+    return undefined;
+  return { status: status as number, contentType, body };
 }
 
 /** Python writes `<class 'ValueError'>`; we keep that shape with the JS class name so parsers of it still work. */
@@ -31,13 +52,21 @@ export function errorMessage(err: unknown): string {
 
 export function describeHandlerError(err: unknown, worker: WorkerIdentity): HandlerErrorInfo {
   const stack = stackText(err, `${errorType(err)}: ${errorMessage(err)}`);
-  return {
+  const info: HandlerErrorInfo = {
     error_type: errorType(err),
     error_message: errorMessage(err),
     error_traceback: stack,
     hostname: worker.hostname,
     worker_id: worker.workerId,
     runpod_version: VERSION,
+  };
+  const upstream = upstreamOf(err);
+  if (!upstream) return info;
+  return {
+    ...info,
+    upstream_status: upstream.status,
+    upstream_content_type: upstream.contentType,
+    upstream_body: upstream.body,
   };
 }
 

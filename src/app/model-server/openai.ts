@@ -43,9 +43,11 @@ export async function openaiPassthrough(
   });
   if (!response.ok) {
     const text = await readText(server, signal, answer);
+    const contentType = response.headers.get("content-type") ?? "text/plain";
     throw new ServerHttpError(
       response.status,
       `Model server answered ${response.status} on ${route}: ${errorMessage(text)}`,
+      { status: response.status, contentType, body: text },
     );
   }
   const type = response.headers.get("content-type") ?? "";

@@ -50,14 +50,40 @@ export function jobErrorMessage(error: unknown): string {
   return JSON.stringify(error) ?? "unknown error";
 }
 
-function errorType(error: unknown): string | undefined {
-  if (typeof error !== "string") return undefined;
+/** The fields of a worker's JSON error string this route reads. */
+interface ErrorFields {
+  error_type?: unknown;
+  upstream_status?: unknown;
+  upstream_content_type?: unknown;
+  upstream_body?: unknown;
+}
+
+function errorFields(error: unknown): ErrorFields {
+  if (typeof error !== "string") return {};
   try {
-    const parsed = JSON.parse(error) as { error_type?: unknown };
-    return typeof parsed.error_type === "string" ? parsed.error_type : undefined;
+    const parsed = JSON.parse(error) as unknown;
+    return typeof parsed === "object" && parsed !== null ? (parsed as ErrorFields) : {};
   } catch {
-    return undefined;
+    return {};
   }
+}
+
+/** A model server's own answer, as its worker's error carries it (src/job/errors.ts): status, content type, body. */
+export interface UpstreamFailure {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/** The server's answer a FAILED job carries, given to the caller as the server sent it; undefined for the rest. */
+export function upstreamFailure(job: JobRecord): UpstreamFailure | undefined {
+  if (job.status !== "FAILED") return undefined;
+  const fields = errorFields(job.error);
+  const { upstream_status: status, upstream_content_type: contentType, upstream_body: body } = fields;
+  if (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599)
+    return undefined;
+  if (typeof contentType !== "string" || typeof body !== "string") return undefined;
+  return { status, contentType, body };
 }
 
 /** What a non-streaming request gets: a generator's aggregated single answer is unwrapped. */
@@ -78,7 +104,7 @@ function failure(job: JobRecord): { status: number; message: string } {
   if (job.status === "CANCELLED") return { status: 499, message: `Job ${job.id} was cancelled` };
   if (job.status === "FAILED")
     return {
-      status: errorType(job.error) === ROUTE_NOT_FOUND ? 404 : 500,
+      status: errorFields(job.error).error_type === ROUTE_NOT_FOUND ? 404 : 500,
       message: jobErrorMessage(job.error),
     };
   return { status: 504, message: `Job ${job.id} did not finish in time (status ${job.status})` };
@@ -113,6 +139,14 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
     if (gone.aborted) return cancelUnfinished(endpoint, job);
     if (job.status === "COMPLETED") return reply.send(answerOf(job));
     cancelUnfinished(endpoint, job);
+    return sendFailure(reply, job);
+  };
+
+  /** The server's own answer when the job carries one, else the platform's words for the job's end. */
+  const sendFailure = (reply: FastifyReply, job: JobRecord) => {
+    const upstream = upstreamFailure(job);
+    if (upstream)
+      return reply.code(upstream.status).header("content-type", upstream.contentType).send(upstream.body);
     const { status, message } = failure(job);
     return reply.code(status).send(openaiError(status, message));
   };
@@ -169,8 +203,8 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
     if (job.status === "COMPLETED" && !job.streamed && job.hasOutput) write(sseOf(job.output));
     if (job.status !== "COMPLETED") {
       cancelUnfinished(endpoint, job);
+      if (!started) return sendFailure(reply, job);
       const { status, message } = failure(job);
-      if (!started) return reply.code(status).send(openaiError(status, message));
       write(`data: ${JSON.stringify(openaiError(status, message))}\n\n`);
     }
     if (!started) write("");

@@ -1,10 +1,13 @@
 // The OpenAI passthrough's streamed answers from a real HTTP server on 127.0.0.1: whatever line ends the
-// server frames its SSE events with (LF, CRLF, CR), and however they are cut, each event is relayed once, LF-framed.
+// server frames its SSE events with (LF, CRLF, CR), and however they are cut, each event is relayed once, LF-framed;
+// a refusal fails the job carrying the server's status, content type and body.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { server as modelServer } from "../../../../src/app/model-server/declare.js";
+import { ServerHttpError } from "../../../../src/app/model-server/errors.js";
 import { openaiPassthrough } from "../../../../src/app/model-server/openai.js";
+import { describeHandlerError, encodeHandlerError } from "../../../../src/job/errors.js";
 
 let http: Server | undefined;
 afterEach(async () => {
@@ -60,5 +63,59 @@ describe("the passthrough's SSE relay", () => {
     expect(
       await relayed([": ping\r\n\r\n", `data: ${CHUNKS[0]}\r\n\r\n: ping\r\n\r\n`, "data: [DONE]"]),
     ).toStrictEqual([WANTED[0], WANTED[2]]);
+  });
+});
+
+describe("the passthrough's refusals", () => {
+  /** A stand-in model server whose chat route answers `status` with `body` as `type`. */
+  async function refusing(status: number, type: string, body: string) {
+    http = createServer((_req, res) => {
+      res.writeHead(status, { "content-type": type });
+      res.end(body);
+    });
+    await new Promise<void>((r) => http!.listen(0, "127.0.0.1", r));
+    const port = (http.address() as AddressInfo).port;
+    return modelServer({ command: "unused: the test serves the port itself", port, name: "stand-in" });
+  }
+
+  const chat = { openai_route: "/v1/chat/completions", openai_input: { messages: [] } };
+  const worker = { hostname: "h", workerId: "w1" };
+
+  it("a 400 throws a ServerHttpError carrying the status, content type and body, which the job's error keeps", async () => {
+    const body =
+      '{"error":{"message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}}';
+    const model = await refusing(400, "application/json", body);
+    const err = await openaiPassthrough(model, chat).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServerHttpError);
+    expect((err as ServerHttpError).message).toBe(
+      "Model server answered 400 on /v1/chat/completions: max_tokens is too large",
+    );
+    expect((err as ServerHttpError).upstream).toEqual({ status: 400, contentType: "application/json", body });
+    const encoded = JSON.parse(encodeHandlerError(describeHandlerError(err, worker))) as Record<
+      string,
+      unknown
+    >;
+    expect(encoded).toMatchObject({
+      error_type: "<class 'ServerHttpError'>",
+      upstream_status: 400,
+      upstream_content_type: "application/json",
+      upstream_body: body,
+    });
+  });
+
+  it("a plain-text 503 keeps its text; an error without an answer gets no upstream fields", async () => {
+    const model = await refusing(503, "text/plain; charset=utf-8", "overloaded\n");
+    const err = await openaiPassthrough(model, chat).catch((e: unknown) => e);
+    expect((err as ServerHttpError).upstream).toEqual({
+      status: 503,
+      contentType: "text/plain; charset=utf-8",
+      body: "overloaded\n",
+    });
+    const plain = describeHandlerError(new Error("boom"), worker);
+    expect(Object.keys(plain).filter((k) => k.startsWith("upstream"))).toEqual([]);
+    const odd = Object.assign(new Error("odd"), { upstream: { status: "400", contentType: "x", body: "" } });
+    expect(Object.keys(describeHandlerError(odd, worker)).filter((k) => k.startsWith("upstream"))).toEqual(
+      [],
+    );
   });
 });
