@@ -1,7 +1,8 @@
 // A model server's refusals reach the caller as the server sent them (issue 44, item 2): the openai client, with its
 // default retries, gets BadRequestError/NotFoundError with the server's message through `flash dev`'s /openai/v1
 // of a queue endpoint and through /lb/<id>/v1 of a load-balanced one, streamed or not, and the server sees one call;
-// a 5xx stays a 5xx; /runsync shows the job FAILED with the server's status and body. Needs dist/.
+// a 5xx stays a 5xx; an error event the server ends a begun stream with reaches the client; /runsync shows the
+// job FAILED with the server's status and body. Needs dist/.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FlashProcess, startFlash } from "../platform/cli.js";
@@ -81,6 +82,21 @@ function refusalsReachTheClient(client: () => OpenAI, lines: Lines): void {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
     expect((err as Error).message).toBe("500 fixture: the engine is dead");
+  });
+
+  it("a stream the server fails after it began ends with its error event: the client has the token, then the error", async () => {
+    const stream = await client().chat.completions.create({
+      model: "fixture-fails-mid-stream",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    const deltas: string[] = [];
+    const err = await (async () => {
+      for await (const chunk of stream) deltas.push(chunk.choices[0]?.delta.content ?? "");
+    })().catch((e: unknown) => e);
+    expect(deltas.join("")).toBe("echo:");
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as Error).message).toBe("fixture: generation failed");
   });
 }
 
