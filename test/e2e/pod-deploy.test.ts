@@ -179,4 +179,71 @@ describeWithImages("flash deploy --pod: the README's Pods section against the lo
     expect(proxy.violations).toEqual([]);
     expect(proxy.requestViolations).toEqual([]);
   });
+
+  it("a Pod in ERROR is fixed by a redeploy: its new container starts, and a failure shows only its own lines", {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const app = makeProject({});
+    // Release N: a load-balanced app on CPUs that fails at start in the Pod (not at build time) while `broken`.
+    const release = (n: number, broken: boolean) =>
+      app.write(
+        "handler.ts",
+        [
+          'import { Endpoint } from "flash-worker";',
+          'const api = new Endpoint({ name: "pod-fix", cpu: "cpu3c-2-4" });',
+          `if (process.env.RUNPOD_POD_ID && ${broken}) throw new Error("release ${n} is broken");`,
+          `api.get("/release", () => ({ release: ${n} }));`,
+          "export default api;",
+          "",
+        ].join("\n"),
+      );
+    const port = await freePort();
+    const deploy = (n: number) =>
+      flashRun(
+        [
+          ...["deploy", "--pod", "--port", `${port}/http`],
+          ...["--image", `${registry.host}/pod-fix:${n}`, "--api-url", proxy.url],
+        ],
+        {
+          HOME: home,
+          RUNPOD_API_KEY: KEY,
+          FLASH_CONTAINER_STORAGE: STORAGE,
+          FLASH_NODE_BASE_IMAGE: STANDIN,
+        },
+        app.dir,
+      ).then((r) => ({ ...r, all: `${r.stdout}\n${r.stderr}` }));
+    try {
+      release(1, true);
+      const first = await deploy(1);
+      expect(first.code, first.all.slice(-3000)).toBe(1);
+      expect(first.stderr).toMatch(
+        /✗ Pod pod-fix \(\w+\) did not start: the Pod is ERROR\. Its last log lines/,
+      );
+      expect(first.stderr).toContain("release 1 is broken");
+
+      // Still broken, differently: the failure shows the new container's lines, none of the old one's.
+      release(2, true);
+      const second = await deploy(2);
+      expect(second.code, second.all.slice(-3000)).toBe(1);
+      expect(second.all).toContain("Updated pod");
+      expect(second.stderr).toContain("release 2 is broken");
+      expect(second.stderr).not.toContain("release 1 is broken");
+
+      // Fixed: the same Pod runs the new image and answers.
+      release(3, false);
+      const fixed = await deploy(3);
+      expect(fixed.code, fixed.all.slice(-3000)).toBe(0);
+      const id = /^ {2}pod-fix {2}Pod (\w+) \(updated\) {2}CPU .* {2}RUNNING$/m.exec(fixed.stdout)?.[1];
+      expect(id, fixed.stdout).toBeDefined();
+      const answered = await viaHost(platform.port, `${id}-${port}.localhost:${platform.port}`, "/release");
+      expect(answered).toEqual({ status: 200, body: JSON.stringify({ release: 3 }) });
+    } finally {
+      await flashRun(
+        ["undeploy", "pod-fix", "--yes", "--api-url", proxy.url],
+        { HOME: home, RUNPOD_API_KEY: KEY },
+        app.dir,
+      );
+      app.remove();
+    }
+  });
 });

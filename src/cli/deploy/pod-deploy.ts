@@ -27,7 +27,7 @@ import {
   podUpdate,
 } from "./pod.js";
 import { isApiError, type RestClient } from "./rest-client.js";
-import type { CreatePodRequest, GpuCatalogType, RestPod } from "./rest-types.js";
+import type { CreatePodRequest, GpuCatalogType, RestPod, WorkerLogEvent } from "./rest-types.js";
 
 export interface PodDeployOptions extends DeployOptions {
   /** --gpu: a GPU type id. */
@@ -42,6 +42,8 @@ export interface DeployedPodEntry {
   action: "created" | "updated";
   /** The port the app listens on. */
   app: PodPort;
+  /** Time of the Pod's last log line before this deploy changed it: older lines are its previous container's. */
+  logsAfter?: string;
 }
 
 export async function deployPod(options: PodDeployOptions): Promise<DeployedPodEntry> {
@@ -90,6 +92,7 @@ export async function deployPod(options: PodDeployOptions): Promise<DeployedPodE
     registry,
   });
   const podLog = log.child({ subject: `Pod:${endpoint.name}` });
+  const logsAfter = current ? await lastLogTime(api, current.id) : undefined;
   let pod: RestPod;
   try {
     if (current) {
@@ -112,9 +115,17 @@ export async function deployPod(options: PodDeployOptions): Promise<DeployedPodE
     pod,
     action: current ? "updated" : "created",
     app: appPort(endpoint, options.ports),
+    logsAfter,
   };
   recordPod(options.root, api.url, entry);
   return entry;
+}
+
+/** The time of the Pod's last log line, if it has any (and the API serves them). */
+async function lastLogTime(api: RestClient, id: string): Promise<string | undefined> {
+  let last: string | undefined;
+  await api.podLogs(id, { tail: 1, follow: false, onEvent: (e) => (last = e.ts) }).catch(() => undefined);
+  return last;
 }
 
 /** Writes the Pod into .flash/deployments.json beside the endpoints this app deployed to the same API. */
@@ -164,7 +175,7 @@ export async function waitForPod(
       throw asDeployError(err, api.url);
     }
     if (pod.status === "ERROR" || pod.status === "EXITED" || pod.status === "TERMINATED") {
-      throw await failed(api, pod, `the Pod is ${pod.status}`);
+      throw await failed(api, pod, `the Pod is ${pod.status}`, entry.logsAfter);
     }
     if (pod.status === "RUNNING") {
       const target = appTarget(api, pod, entry);
@@ -207,12 +218,18 @@ function appTarget(
   };
 }
 
-/** The DeployError of a Pod that stopped, with its last log lines. */
-async function failed(api: RestClient, pod: RestPod, cause: string): Promise<DeployError> {
+/** The DeployError of a Pod that stopped, with its last log lines since `after` (this deploy's container's). */
+async function failed(
+  api: RestClient,
+  pod: RestPod,
+  cause: string,
+  after: string | undefined,
+): Promise<DeployError> {
   const lines: string[] = [];
-  await api
-    .podLogs(pod.id, { tail: LAST_LINES, follow: false, onEvent: (e) => lines.push(e.line) })
-    .catch(() => undefined);
+  const onEvent = (e: WorkerLogEvent) => {
+    if (after === undefined || e.ts > after) lines.push(e.line);
+  };
+  await api.podLogs(pod.id, { tail: LAST_LINES, follow: false, onEvent }).catch(() => undefined);
   const shown = lines.length
     ? ` Its last log lines:\n${lines
         .slice(-LAST_LINES)
