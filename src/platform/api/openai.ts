@@ -69,14 +69,14 @@ function errorFields(error: unknown): ErrorFields {
 }
 
 /** A model server's own answer, as its worker's error carries it (src/job/errors.ts): status, content type, body. */
-export interface UpstreamFailure {
+interface UpstreamFailure {
   status: number;
   contentType: string;
   body: string;
 }
 
 /** The server's answer a FAILED job carries, given to the caller as the server sent it; undefined for the rest. */
-export function upstreamFailure(job: JobRecord): UpstreamFailure | undefined {
+function upstreamFailure(job: JobRecord): UpstreamFailure | undefined {
   if (job.status !== "FAILED") return undefined;
   const fields = errorFields(job.error);
   const { upstream_status: status, upstream_content_type: contentType, upstream_body: body } = fields;
