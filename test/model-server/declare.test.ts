@@ -38,8 +38,14 @@ describe("server()", () => {
       { ...base, command: " " },
       'server(): command must be a non-empty string, e.g. "vllm serve Qwen/Qwen3-0.6B", got  ',
     ],
-    [{ ...base, port: 0 }, "server(): port must be a whole number from 1 to 65535, got 0"],
-    [{ ...base, port: 8000.5 }, "server(): port must be a whole number from 1 to 65535, got 8000.5"],
+    [
+      { ...base, port: 0 },
+      'server(): port: 0 picks a free port when the worker starts; put {port} in command, args or env to tell the server which, e.g. "vllm serve Qwen/Qwen3-0.6B --port {port}"',
+    ],
+    [
+      { ...base, port: 8000.5 },
+      "server(): port must be a whole number from 1 to 65535, or 0 for a free one per worker, got 8000.5",
+    ],
     [{ ...base, health: "health" }, "server(): health must be a path starting with /, got health"],
     [{ ...base, startTimeout: 0 }, "server(): startTimeout must be a number of seconds above 0, got 0"],
     [{ ...base, args: ["ok", 3] }, "server(): args must be a list of strings"],
@@ -54,6 +60,19 @@ describe("server()", () => {
     ],
   ])("refuses %j", (options, message) => {
     expect(() => server(options as unknown as ServerOptions)).toThrow(message);
+  });
+
+  it("port: 0 has no URL until started; the port it is started on fills {port} in command, args and env", () => {
+    const shell = server({ command: "vllm serve m --port {port}", port: 0, name: "vllm" });
+    expect(() => shell.url).toThrow(
+      "Model server 'vllm' has no port yet: with port: 0 one is picked when the worker starts it",
+    );
+    expect(shell.listenOn(41_234)).toMatchObject({ command: "vllm serve m --port 41234", port: 41_234 });
+    expect(shell.url).toBe("http://127.0.0.1:41234");
+    const argv = server({ command: "python3", args: ["serve.py", "{port}"], env: { P: ":{port}" }, port: 0 });
+    expect(argv.listenOn(5_000)).toMatchObject({ args: ["serve.py", "5000"], env: { P: ":5000" } });
+    // A fixed port fills {port} too, so one command line serves both.
+    expect(server({ ...base, command: "s --port {port}" }).listenOn(8000).command).toBe("s --port 8000");
   });
 });
 

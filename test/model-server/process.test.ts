@@ -141,7 +141,7 @@ describe("startServer", () => {
       const model = server({ command: "echo should-not-run", port, name: "late" });
       await expect(startServer(model, readWorkerConfig([], {}).config, logger(lines))).rejects.toMatchObject({
         code: "SERVER_START_FAILED",
-        message: `Model server 'late' cannot start: port ${port} on 127.0.0.1 is already in use (another worker's server, or one left running); give each worker's server a port of its own`,
+        message: `Model server 'late' cannot start: port ${port} on 127.0.0.1 is already in use (another worker's server, or one left running); give it port: 0 and {port} in its command for a free port per worker`,
       });
       expect(model.process).toBeUndefined();
     } finally {

@@ -1,6 +1,6 @@
 // server(): a model server (vLLM, llama-server, ComfyUI…) the worker runs beside its code, and its fetch-like client.
 import { currentJob } from "../../job/scope.js";
-import { ServerExitedError } from "./errors.js";
+import { ServerExitedError, ServerStartError } from "./errors.js";
 
 /** How a model server's process ended. */
 export interface ServerExit {
@@ -23,7 +23,10 @@ export interface ServerOptions {
   args?: readonly string[];
   /** Variables added to the worker's environment for the server. */
   env?: Readonly<Record<string, string>>;
-  /** The port it listens on, on 127.0.0.1. */
+  /**
+   * The port it listens on, on 127.0.0.1; `0` picks a free one when the worker starts it (each worker its own).
+   * `{port}` in `command`, `args` or `env` is replaced with the port, so the server is told which.
+   */
   port: number;
   /** The path that answers 200 once it is ready (default `/health`, as vLLM and llama-server serve it). */
   health?: string;
@@ -55,6 +58,8 @@ export const SERVER_CONCURRENCY = 16;
 const EXIT_WAIT_MS = 2000;
 
 const SERVER = Symbol.for("flash-worker.model-server");
+/** Replaced with the server's port in its command, args and env: how a `port: 0` server learns its port. */
+const PORT_PLACEHOLDER = "{port}";
 
 /**
  * A model server declared in the app: the runtime starts it at worker start, waits for its health check, relays
@@ -65,14 +70,44 @@ export class ModelServer {
   readonly settings: ServerSettings;
   /** The running process, set by the runtime. */
   process: RunningServer | undefined;
+  private started: number | undefined;
 
   constructor(options: ServerOptions) {
     this.settings = parseServerOptions(options);
   }
 
+  /** The port it listens on: the declared one, or with `port: 0` the one picked when the worker started it. */
+  get port(): number {
+    const port = this.started ?? this.settings.port;
+    if (port === 0) {
+      throw new ServerStartError(
+        `Model server '${this.settings.name}' has no port yet: with port: 0 one is picked when the worker starts it`,
+      );
+    }
+    return port;
+  }
+
   /** `http://127.0.0.1:<port>`. */
   get url(): string {
-    return `http://127.0.0.1:${this.settings.port}`;
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Set by the runtime as it starts the server: the port it listens on. Returns how to run it, with `{port}` in
+   * `command`, `args` and `env` replaced by that port.
+   * @internal
+   */
+  listenOn(port: number): ServerSettings {
+    this.started = port;
+    const fill = (text: string) => text.replaceAll(PORT_PLACEHOLDER, String(port));
+    const { command, args, env } = this.settings;
+    return {
+      ...this.settings,
+      port,
+      command: fill(command),
+      args: args?.map(fill),
+      env: Object.fromEntries(Object.entries(env).map(([key, value]) => [key, fill(value)])),
+    };
   }
 
   /**
@@ -133,8 +168,15 @@ function parseServerOptions(options: ServerOptions): ServerSettings {
     fail("args must be a list of strings");
   if (typeof env !== "object" || env === null || Object.values(env).some((v) => typeof v !== "string"))
     fail("env must be an object of strings");
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
-    fail(`port must be a whole number from 1 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    fail(`port must be a whole number from 1 to 65535, or 0 for a free one per worker, got ${String(port)}`);
+  const told = [command, ...(args ?? []), ...Object.values(env)].some((text) =>
+    text.includes(PORT_PLACEHOLDER),
+  );
+  if (port === 0 && !told)
+    fail(
+      `port: 0 picks a free port when the worker starts; put ${PORT_PLACEHOLDER} in command, args or env to tell the server which, e.g. "vllm serve Qwen/Qwen3-0.6B --port ${PORT_PLACEHOLDER}"`,
+    );
   if (typeof health !== "string" || !health.startsWith("/"))
     fail(`health must be a path starting with /, got ${String(health)}`);
   if (startTimeout !== undefined && !(typeof startTimeout === "number" && startTimeout > 0))

@@ -134,6 +134,6 @@ export function proxyUpgrades(
       );
       return;
     }
-    tunnelUpgrade(req, socket, head, server.settings.port);
+    tunnelUpgrade(req, socket, head, server.port);
   });
 }

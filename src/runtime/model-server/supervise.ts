@@ -1,5 +1,5 @@
 // The runtime's side of a model server: start it at worker start, wait for its health, stop its group at the end.
-import { connect } from "node:net";
+import { type AddressInfo, connect, createServer } from "node:net";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { ServerExitedError, ServerStartError } from "../../app/model-server/errors.js";
 import type { Logger } from "../../log/index.js";
@@ -34,21 +34,34 @@ function portTaken(port: number): Promise<boolean> {
   });
 }
 
+/** A port nothing listens on now, on 127.0.0.1, picked by the system: a `port: 0` server's. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /**
- * Spawns the server now; its output becomes log lines with its name as the subject. Throws ServerStartError
- * when its port is already taken: the health check would otherwise be answered by someone else's server.
+ * Spawns the server now, on its port or (`port: 0`) a free one; its output becomes log lines with its name as the
+ * subject. Throws ServerStartError when a fixed port is already taken: someone else's server would answer its health.
  */
 export async function startServer(
   server: ModelServer,
   config: WorkerConfig,
   log: Logger,
 ): Promise<SupervisedServer> {
-  const { settings } = server;
-  if (await portTaken(settings.port)) {
+  const declared = server.settings;
+  if (declared.port !== 0 && (await portTaken(declared.port))) {
     throw new ServerStartError(
-      `Model server '${settings.name}' cannot start: port ${settings.port} on 127.0.0.1 is already in use (another worker's server, or one left running); give each worker's server a port of its own`,
+      `Model server '${declared.name}' cannot start: port ${declared.port} on 127.0.0.1 is already in use (another worker's server, or one left running); give it port: 0 and {port} in its command for a free port per worker`,
     );
   }
+  const settings = server.listenOn(declared.port === 0 ? await freePort() : declared.port);
   const serverLog = log.child({ subject: settings.name });
   const shown = settings.args ? [settings.command, ...settings.args].join(" ") : settings.command;
   const proc = new ServerProcess(settings, serverLog);
