@@ -23,13 +23,16 @@ export interface ColdStartOptions {
 /** The check name an init-timeout report carries. */
 export const INIT_TIMEOUT_CHECK = "init_timeout";
 
+/** Each start-up phase's time, `import 12 ms`, in order; the worker's start line lists them. */
+export type StartTimes = string[];
+
 /**
- * Runs the phases in order; false when one failed or RUNPOD_INIT_TIMEOUT passed first (then reported
- * unhealthy; the worker must exit 1). On success logs one line with each phase's time in ms.
+ * Runs the phases in order; undefined when one failed or RUNPOD_INIT_TIMEOUT passed first (then reported
+ * unhealthy; the worker must exit 1). On success, each phase's time, for `logStarted` once the worker is ready.
  */
-export async function coldStart(options: ColdStartOptions): Promise<boolean> {
+export async function coldStart(options: ColdStartOptions): Promise<StartTimes | undefined> {
   const { log } = options;
-  const times: string[] = [`import ${Math.round(options.importedAt)} ms`];
+  const times: StartTimes = [`import ${Math.round(options.importedAt)} ms`];
   let current = "import";
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<"expired">((resolve) => {
@@ -54,11 +57,14 @@ export async function coldStart(options: ColdStartOptions): Promise<boolean> {
     );
     await options.reportUnhealthy(INIT_TIMEOUT_CHECK, reason, options.reportTimeoutMs);
     log.error("Worker is unhealthy, exiting.");
-    return false;
+    return undefined;
   }
-  if (!outcome) return false;
+  return outcome ? times : undefined;
+}
+
+/** The start line, logged when the worker is about to take its first job: its cold start, a model's load included. */
+export function logStarted(log: Logger, times: StartTimes): void {
   log.info(`Worker started in ${Math.round(performance.now())} ms | ${times.join(", ")}`);
-  return true;
 }
 
 /** The check name a failed warm-up's unhealthy report carries. */

@@ -67,7 +67,7 @@ async function runQueueWorker(
     { QueueWorker },
     { runStartupChecks, UNHEALTHY_REPORT_TIMEOUT_MS },
     { gpuFacts },
-    { coldStart, runWarmUp },
+    { coldStart, logStarted, runWarmUp },
   ] = await queueModules();
   const workerLog = log.child({ subject: "worker" });
   const client = inProcess ?? createPlatformClient({ platform: config.platform, log: workerLog });
@@ -116,6 +116,7 @@ async function runQueueWorker(
   if (supervised) {
     // Pings go on while the server loads, so the platform keeps the worker; no job is taken until it is healthy.
     heartbeat = inProcess ? undefined : startHeartbeat(config, workerLog);
+    const waitStarted = performance.now();
     const shutdown = nextShutdownSignal();
     const stopWaiting = new AbortController();
     void shutdown.signal.then(() => stopWaiting.abort());
@@ -127,7 +128,10 @@ async function runQueueWorker(
       await heartbeat?.stop();
       return stopWaiting.signal.aborted ? 0 : 1;
     }
+    started.push(`model server ${Math.round(performance.now() - waitStarted)} ms`);
   }
+  // Ready only now: a model server's load is part of the cold start.
+  logStarted(workerLog, started);
   const jobIds = { update: (ids: Iterable<string>) => heartbeat?.update(ids) };
   const worker = new QueueWorker({ definition: app, config, client, log: workerLog, heartbeat: jobIds });
   const stopListening = onShutdownSignal((signal) => worker.shutdown(`${signal} received`));

@@ -193,6 +193,8 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     let unhealthy = ctx.deadWorkers(endpoint);
     for (const worker of endpoint.workers.values()) {
       if (worker.unhealthy !== undefined) unhealthy++;
+      // Heard from but not yet asking for jobs (its model server loading): the pool counts it initializing.
+      else if (worker.readyAt === undefined) continue;
       else if (worker.jobs.size > 0) running++;
       else idle++;
     }

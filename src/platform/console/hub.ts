@@ -254,7 +254,7 @@ export class ConsoleHub {
       worker.startedAt = process.startedAt;
       if (process.pid !== undefined) worker.pid = process.pid;
       if (this.sources.gpu) worker.gpu = this.sources.gpu;
-      if (record) worker.coldStartMs = Math.max(0, record.firstSeen - process.startedAt);
+      if (record?.readyAt !== undefined) worker.coldStartMs = Math.max(0, record.readyAt - process.startedAt);
       now.set(process.id, worker);
     }
     for (const record of endpoint.workers.values()) {
@@ -457,6 +457,7 @@ function stateOf(record: WorkerRecord | undefined): WorkerState {
   if (!record) return "starting";
   if (record.unhealthy !== undefined) return "unhealthy";
   if (record.draining) return "stopping";
+  if (record.readyAt === undefined) return "starting";
   return record.jobs.size > 0 ? "running" : "idle";
 }
 

@@ -50,8 +50,13 @@ export const ENDPOINT_DEFAULTS = {
 /** A worker as the platform sees it: known from its requests, with the jobs it holds. */
 export interface WorkerRecord {
   id: string;
-  /** Its first request (the console's cold start: first request minus process start). */
+  /** Its first request. */
   firstSeen: number;
+  /**
+   * Its first job-take: from then it is ready (the console's cold start: this minus the process start). A worker
+   * with a model server pings while the server loads and asks for a job once it answers its health check.
+   */
+  readyAt?: number;
   /** Last request start or end. */
   lastSeen: number;
   /** Long-polls it has open right now; an open poll means it is alive. */

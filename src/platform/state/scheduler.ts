@@ -265,8 +265,10 @@ export class Scheduler {
     waitMs: number,
     signal: AbortSignal,
   ): Promise<JobRecord[]> {
+    const worker = endpoint.worker(workerId);
+    worker.readyAt ??= this.now();
     const gone = signal.aborted || this.closing.signal.aborted;
-    if (gone || endpoint.workers.get(workerId)?.draining) return Promise.resolve([]);
+    if (gone || worker.draining) return Promise.resolve([]);
     const ready = endpoint.queue.takeNow(workerId, max);
     if (ready.length > 0) return Promise.resolve(ready);
     return longPoll<JobRecord[]>(waitMs, [signal, this.closing.signal], [], (deliver) =>

@@ -27,8 +27,10 @@ interface WorkerProcess {
   id: string;
   child: ChildProcess;
   startedAt: number;
-  /** It has called the platform at least once. */
+  /** It has called the platform at least once (a ping while its model server loads counts). */
   contacted: boolean;
+  /** It has asked for a job: started, its model server (if any) healthy. */
+  ready: boolean;
   /** Killed for not calling in within RUNPOD_INIT_TIMEOUT. */
   timedOut: boolean;
   stopping: boolean;
@@ -226,9 +228,9 @@ export class WorkerPool {
     return this.alive().length;
   }
 
-  /** Started but not yet heard from (health's `initializing`). */
+  /** Started but not yet asking for jobs (health's `initializing`). */
   get initializing(): number {
-    return this.alive().filter((p) => !this.hasContacted(p)).length;
+    return this.alive().filter((p) => !this.isReady(p)).length;
   }
 
   /** Ids of the running workers, oldest first. */
@@ -282,7 +284,7 @@ export class WorkerPool {
     // low-priority jobs wait for a worker without starting one (the platform's policy.lowPriority)
     const waiting = this.endpoint.queue.scaling;
     // Workers still starting, and job-takes parked right now, will pick up queued jobs without help.
-    const coming = alive.filter((p) => !this.hasContacted(p)).length + this.endpoint.queue.waitingTakers;
+    const coming = alive.filter((p) => !this.isReady(p)).length + this.endpoint.queue.waitingTakers;
     const wanted = Math.max(min, Math.min(max, alive.length + Math.max(0, waiting - coming)));
     if (wanted > alive.length && Date.now() >= this.exits.respawnAt) {
       for (let i = alive.length; i < wanted; i++) this.spawn();
@@ -294,8 +296,9 @@ export class WorkerPool {
     for (const worker of alive.reverse()) {
       if (count <= min) break;
       const record = this.endpoint.workers.get(worker.id);
-      if (!record || record.jobs.size > 0) continue;
-      const idleFor = now - Math.max(record.idleSince, worker.startedAt);
+      // One still loading its model server is not idle: it has not asked for a job yet.
+      if (!record || record.readyAt === undefined || record.jobs.size > 0) continue;
+      const idleFor = now - Math.max(record.idleSince, record.readyAt);
       if (idleFor >= this.endpoint.config.idleTimeoutMs) {
         this.options.log.info(`Worker:${worker.id} | idle for ${idleFor} ms; stopping it`);
         this.stop(worker);
@@ -324,11 +327,16 @@ export class WorkerPool {
   }
 
   private hasContacted(worker: WorkerProcess): boolean {
-    if (!worker.contacted && this.endpoint.workers.has(worker.id)) {
-      worker.contacted = true;
+    worker.contacted ||= this.endpoint.workers.has(worker.id);
+    return worker.contacted;
+  }
+
+  private isReady(worker: WorkerProcess): boolean {
+    if (!worker.ready && this.endpoint.workers.get(worker.id)?.readyAt !== undefined) {
+      worker.ready = true;
       this.exits.recovered(worker.startedAt);
     }
-    return worker.contacted;
+    return worker.ready;
   }
 
   private spawn(): void {
@@ -357,6 +365,7 @@ export class WorkerPool {
       child,
       startedAt: Date.now(),
       contacted: false,
+      ready: false,
       timedOut: false,
       stopping: false,
       exited: new Promise((resolve) => {

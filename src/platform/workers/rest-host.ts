@@ -74,9 +74,11 @@ export class RestEndpointHost implements EndpointHost {
             ? "INITIALIZING"
             : record.unhealthy !== undefined
               ? "UNHEALTHY"
-              : record.jobs.size > 0
-                ? "RUNNING"
-                : "IDLE",
+              : record.readyAt === undefined
+                ? "INITIALIZING"
+                : record.jobs.size > 0
+                  ? "RUNNING"
+                  : "IDLE",
         };
       });
     return [...live, ...pool.dead.map(deadWorker)];
