@@ -4,12 +4,13 @@
 // {"messages": [...]} or {"prompt": "..."}, are answered by the handler below through the server's client.
 import { handler, server } from "flash-worker";
 
-const port = Number(process.env.MODEL_SERVER_PORT ?? 8000);
+// 0: a free port for each worker's server (`flash dev` runs several), put where the command says {port}.
+const port = Number(process.env.MODEL_SERVER_PORT ?? 0);
 const model = server({
-  // A shell command line, e.g. "llama-server -m /models/qwen.gguf --port 8000".
+  // A shell command line, e.g. "llama-server -m /models/qwen.gguf --port {port}".
   command:
     process.env.MODEL_SERVER_COMMAND ??
-    `vllm serve ${process.env.MODEL_NAME ?? "Qwen/Qwen3-0.6B"} --port ${port}`,
+    `vllm serve ${process.env.MODEL_NAME ?? "Qwen/Qwen3-0.6B"} --port {port}`,
   port,
   name: "vllm",
 });

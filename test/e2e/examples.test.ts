@@ -163,6 +163,7 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
       });
       expect(stderr).toMatch(/\| vllm \| fixture: loading fixture-model/);
       expect(stderr).toMatch(/Model server 'vllm' is ready\./);
+      // Without MODEL_SERVER_PORT, the example's port: 0: a free port, told to the command as {port}.
       const native = await flashRun(
         [
           "run",
@@ -170,10 +171,7 @@ describe("flash run examples/<name>/handler.ts (the one-shot local test)", () =>
           "--test-input",
           '{"input":{"messages":[{"role":"user","content":"native"}]}}',
         ],
-        {
-          MODEL_SERVER_COMMAND: `/usr/bin/python3 test/fixtures/model-server/openai_server.py ${port}`,
-          MODEL_SERVER_PORT: String(port),
-        },
+        { MODEL_SERVER_COMMAND: "/usr/bin/python3 test/fixtures/model-server/openai_server.py {port}" },
       );
       expect(native.code, native.stderr).toBe(0);
       expect(jobResult(native.stdout)).toMatchObject({
