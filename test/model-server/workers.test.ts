@@ -86,6 +86,32 @@ describe("model servers in the worker pool", () => {
   );
 
   it(
+    "two load-balanced workers with port: 0 each proxy to a server of their own; both ready, none crashes",
+    async () => {
+      t = await startTestPlatform();
+      t.platform.createLbEndpoint({
+        id: "lb-two",
+        file: "test/fixtures/model-server/endpoint.ts",
+        cwd: ROOT,
+        workers: [2, 2],
+        env: { FIXTURE_PORT: "0", FIXTURE_LOAD_SECONDS: "0.5" },
+      });
+      await eventually(() => t!.platform.lb.get("lb-two")?.ready === 2, "two ready workers", 120_000);
+      const ports = t.lines
+        .map((l) => /Starting model server 'fixture-llm' \(pid \d+\): .* \(port (\d+)\)$/.exec(l)?.[1])
+        .filter(Boolean);
+      expect(new Set(ports).size).toBe(2);
+      for (const _ of [1, 2, 3, 4]) {
+        const models = await fetch(`${t.platform.url}/lb/lb-two/v1/models`, { headers: auth(t) });
+        const body = await models.json();
+        expect(body, JSON.stringify(body)).toMatchObject({ data: [{ id: "fixture-model" }] });
+      }
+      expect(t.lines.filter((l) => /already in use|exited with|crashed/.test(l))).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
     "a worker whose server is loading pings but is not ready; once the server answers 200 it is, its cold start included",
     async () => {
       const gate = join(mkdtempSync(join(tmpdir(), "flash-ms-ready-")), "loaded");

@@ -36,7 +36,7 @@ export function proxyFirst(
   next: RawHandler,
 ): RawHandler {
   const agent = new Agent({ keepAlive: true });
-  const { port, name } = server.settings;
+  const { name } = server.settings;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
     res.end(JSON.stringify(body));
@@ -58,6 +58,8 @@ export function proxyFirst(
       );
       return;
     }
+    // Read now, not at setup: with `port: 0` it is known once the server has been started.
+    const port = server.port;
     const upstream = httpRequest(
       {
         host: "127.0.0.1",
