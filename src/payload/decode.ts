@@ -297,10 +297,13 @@ class Unpickler {
   private proto = 0;
   /** Dicts that became Maps at their first non-str key: old object → Map. */
   private replaced: Map<object, Map<unknown, unknown>> | undefined = undefined;
-  /** Nesting depth of containers holding containers (absent = 1); checked as the graph is built. */
-  private readonly depths = new WeakMap<object, number>();
+  /**
+   * Nesting depth of containers holding containers (absent = 1); checked as the graph is built. Strong tables
+   * that die with the decode: V8's weak ones slow down superlinearly past ~2 million entries.
+   */
+  private readonly depths = new Map<object, number>();
   /** Containers pushed again by a memo get or DUP: if one grows later, depths seen by its holders may be stale. */
-  private refetched: WeakSet<object> | undefined = undefined;
+  private refetched: Set<object> | undefined = undefined;
   private stale = false;
   /** Items set(), bytes() and the like copied so far, and how many the input's size allows. */
   private readonly budget: { copied: number; max: number };
@@ -1015,7 +1018,7 @@ class Unpickler {
     if (typeof v === "object" && v !== null) {
       if (!(v instanceof GlobalRef)) {
         if (this.replaced !== undefined) v = this.replaced.get(v) ?? v;
-        this.refetched ??= new WeakSet();
+        this.refetched ??= new Set();
         this.refetched.add(v as object);
       }
     }

@@ -21,9 +21,10 @@
  * | dict, any other key        | `Map`                                          | `Map`                                      |
  *
  * Shared and recursive references keep their identity both ways. A plain object's integer-like keys
- * ("1", "2") are listed first by JS, so such a dict comes back equal but possibly reordered. Tags live in
- * WeakSets kept on globalThis (and PyFloat is recognised by a Symbol.for brand), so values made by any copy
- * of the package are recognised by all; a copy (`[...t]`, `new Set(s)`) is a plain list / set again.
+ * ("1", "2") are listed first by JS, so such a dict comes back equal but possibly reordered. Tags are
+ * non-enumerable Symbol.for properties on the values (a WeakSet kept on globalThis for frozen ones; PyFloat
+ * has a Symbol.for brand), so values made by any copy of the package are recognised by all; a copy (`[...t]`,
+ * `new Set(s)`) is a plain list / set again.
  *
  * Remote functions decode their arguments with `floats: "number"` unless registered with `exact: true`:
  * an integral float arrives as a plain number, and declared types (pytypes.ts) say what goes back as float.

@@ -2,10 +2,15 @@
 // what the encoder refuses, and the JSON form.
 import { describe, expect, it } from "vitest";
 import {
+  asByteArray,
+  asFrozenSet,
+  asTuple,
   bytearray,
   decode,
   encode,
   frozenset,
+  isByteArray,
+  isFrozenSet,
   isTuple,
   PickleError,
   PyFloat,
@@ -183,6 +188,30 @@ describe("typed comparison helper", () => {
     expect(mismatch({ t: "bytes", b64: "" }, bytearray([]))).not.toBeNull();
     expect(mismatch({ t: "set", id: 0, v: [] }, frozenset([]))).not.toBeNull();
     expect(mismatch(toTyped([1, "a"]), [1, "a"])).toBeNull();
+  });
+});
+
+describe("Python tags (tuple, bytearray, frozenset)", () => {
+  it("are invisible to keys, JSON, spreads and deep equality", () => {
+    const t = tuple(1, 2);
+    expect(isTuple(t)).toBe(true);
+    expect([Object.keys(t), JSON.stringify(t), isTuple([...t])]).toEqual([["0", "1"], "[1,2]", false]);
+    expect(t).toEqual([1, 2]);
+    expect({ ...bytearray([1]) }).toEqual({ 0: 1 });
+    expect(frozenset([1])).toEqual(new Set([1]));
+  });
+
+  it("hold for values that can take no property (frozen, sealed) and for those another copy of the package tagged", () => {
+    expect(isTuple(asTuple(Object.freeze([1]) as number[]))).toBe(true);
+    expect(isFrozenSet(asFrozenSet(Object.freeze(new Set([1]))))).toBe(true);
+    expect(isByteArray(asByteArray(Object.preventExtensions(new Uint8Array(0))))).toBe(true);
+    const mine = Object.defineProperty([1], Symbol.for("flash-worker.tuple"), { value: true });
+    const registry = (globalThis as Record<symbol, { tuples: WeakSet<object> }>)[
+      Symbol.for("flash-worker.python-tags")
+    ]!;
+    const older = [2];
+    registry.tuples.add(older);
+    expect([isTuple(mine), isTuple(older), isTuple([3])]).toEqual([true, true, false]);
   });
 });
 

@@ -121,6 +121,21 @@ export const HOSTILE: Record<string, Hostile> = {
     expect: value,
   },
   "empty-tuples": { what: "a list of EMPTY_TUPLEs", make: (size) => listOf([0x29], size), expect: value },
+  "one-tuples": {
+    what: "a list of TUPLE1s of None (a tag per tuple)",
+    make: (size) => listOf([0x4e, 0x85], size),
+    expect: value,
+  },
+  "nested-lists": {
+    what: "a list of lists each holding an empty list (a depth per list)",
+    make: (size) => listOf([0x5d, 0x5d, 0x61], size),
+    expect: value,
+  },
+  "dup-lists": {
+    what: "a list of EMPTY_LISTs, each pushed again by DUP",
+    make: (size) => listOf([0x5d, 0x32], size),
+    expect: value,
+  },
   "empty-dicts": { what: "a list of EMPTY_DICTs", make: (size) => listOf([0x7d], size), expect: value },
   "empty-lists": { what: "a list of EMPTY_LISTs", make: (size) => listOf([0x5d], size), expect: value },
   "set-copies": {
