@@ -1249,14 +1249,12 @@ function fixReferences(root: unknown, replaced: Map<object, Map<unknown, unknown
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) node[i] = swap(node[i]);
     } else if (node instanceof Map) {
-      const entries = [...node].map(([k, v]) => [swap(k), swap(v)] as const);
-      node.clear();
-      for (const [k, v] of entries) node.set(k, v);
-    } else if (node instanceof Set) {
-      const items = [...node].map(swap);
-      node.clear();
-      for (const v of items) node.add(v);
-    } else if (!(node instanceof Uint8Array) && !isPyFloat(node)) {
+      // values only, in place: a dict is unhashable, so no key or set member (at any depth) can be one
+      for (const [k, v] of node) {
+        const s = swap(v);
+        if (s !== v) node.set(k, s);
+      }
+    } else if (!(node instanceof Set) && !(node instanceof Uint8Array) && !isPyFloat(node)) {
       const rec = node as Record<string, unknown>;
       for (const k of Object.keys(rec)) {
         const v = rec[k];
@@ -1265,7 +1263,14 @@ function fixReferences(root: unknown, replaced: Map<object, Map<unknown, unknown
       }
     }
     forEachChild(node, (c) => {
-      if (typeof c === "object" && c !== null && !seen.has(c)) {
+      // sets (frozen or not) and bytes never hold a dict: not walked, however many there are
+      if (
+        typeof c === "object" &&
+        c !== null &&
+        !(c instanceof Set) &&
+        !(c instanceof Uint8Array) &&
+        !seen.has(c)
+      ) {
         seen.add(c);
         todo.push(c);
       }

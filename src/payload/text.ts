@@ -96,28 +96,34 @@ function strtol(text: string): bigint | undefined {
   let negative = false;
   if (text[i] === "+" || text[i] === "-") negative = text[i++] === "-";
   let radix = 10;
-  const hex = text[i] === "0" && (text[i + 1] === "x" || text[i + 1] === "X") && digitValue(text[i + 2]) < 16;
+  const hex =
+    text[i] === "0" && (text[i + 1] === "x" || text[i + 1] === "X") && HEX_DIGIT.test(text[i + 2] ?? "");
   if (hex) {
     radix = 16;
     i += 2;
   } else if (text[i] === "0") radix = 8;
   const from = i;
-  while (digitValue(text[i]) < radix) i++;
+  const run = DIGIT_RUN[radix]!;
+  run.lastIndex = i;
+  run.exec(text);
+  i = run.lastIndex;
   // no digits: C leaves the end at the very start, which only an empty string accepts
   if (i === from) return text === "" ? 0n : undefined;
   if (i < text.length && text.slice(i) !== "\n") return undefined;
-  const digits = text.slice(from, i);
+  const digits = text.slice(from, i).replace(LEADING_ZEROS, "");
+  // too many digits for a C long: int() reads it, and nothing parses a long run of digits twice
+  if (digits.length > LONG_DIGITS[radix]!) return undefined;
   const v = BigInt(radix === 16 ? `0x${digits}` : radix === 8 ? `0o${digits}` : digits);
   const signed = negative ? -v : v;
   return signed > 9223372036854775807n || signed < -9223372036854775808n ? undefined : signed;
 }
 
-/** The value of one digit character in bases up to 36 (36 for anything else). */
-function digitValue(c: string | undefined): number {
-  if (c === undefined || c.length !== 1) return 36;
-  const n = Number.parseInt(c, 36);
-  return Number.isNaN(n) ? 36 : n;
-}
+const HEX_DIGIT = /^[0-9a-fA-F]$/;
+/** strtol's digits in each base it reads, from lastIndex on. */
+const DIGIT_RUN: Record<number, RegExp> = { 8: /[0-7]*/y, 10: /[0-9]*/y, 16: /[0-9a-fA-F]*/y };
+const LEADING_ZEROS = /^0+(?=.)/;
+/** The most digits of a C long's magnitude in each base. */
+const LONG_DIGITS: Record<number, number> = { 8: 22, 10: 19, 16: 16 };
 
 /** INT's argument (a cLine of `contentBytes` bytes before its newline): two bytes reading 0 or 1 are protocol 0's bools. */
 export function parseIntText(text: string, contentBytes: number): number | bigint | boolean {
