@@ -663,8 +663,14 @@ class Unpickler {
         case 0x28: // MARK
           marks.push(sp);
           base = sp;
-          // the items of a dict just made: scalar pairs go straight in, the rest is left to the loop
-          if (sp > 0 && st[sp - 1] === fresh && this.fastDicts)
+          // the items of a dict just made: scalar pairs go straight in, the rest is left to the loop (a DUP'd
+          // copy of one that became a Map meanwhile is left to it too)
+          if (
+            sp > 0 &&
+            st[sp - 1] === fresh &&
+            this.fastDicts &&
+            this.replaced?.has(fresh as object) !== true
+          )
             pos = this.dictItems(fresh as Record<string, unknown>, pos);
           break;
         case 0x30: // POP: with nothing above the innermost MARK, Python drops the MARK itself
@@ -1072,9 +1078,19 @@ class Unpickler {
     return l;
   }
 
+  /** The dict at stack[at], the Map it became if it did (and now in its slot). */
+  private current(at: number): unknown {
+    const d = this.stack[at];
+    const m = typeof d === "object" && d !== null ? this.replaced?.get(d) : undefined;
+    if (m === undefined) return d;
+    this.stack[at] = m;
+    return m;
+  }
+
   /** Stores the pairs kv[from, to) into the dict at stack[at], turning it into a Map at the first non-str key. */
   private setItems(at: number, kv: readonly unknown[], from: number, to: number): void {
-    const d = this.stack[at];
+    // a copy DUP left on the stack before the dict became a Map still names the old object
+    const d = this.replaced === undefined ? this.stack[at] : this.current(at);
     let i = from;
     let depth = 1;
     if (isDictObject(d)) {

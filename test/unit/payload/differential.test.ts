@@ -190,6 +190,26 @@ if (python.path === null) {
       await agree(cases, 250);
     });
 
+    it("keeps a dict one dict when a copy of it (DUP, memo get) turns into a Map", async () => {
+      // memo 0 and 1 are the strs 'a' and 'b', memo 2 the first dict; each op works on the dicts on top of the stack
+      const op = fc.constantFrom(
+        [0x7d], // EMPTY_DICT
+        [0x32], // DUP
+        [0x94], // MEMOIZE
+        [0x68, 2], // BINGET of the first dict
+        [0x30], // POP
+        [0x68, 0, 0x4b, 1, 0x73], // SETITEM 'a': 1
+        [0x4b, 7, 0x4b, 2, 0x73], // SETITEM 7: 2 (the dict becomes a Map)
+        [0x28, 0x68, 1, 0x4b, 3, 0x68, 0, 0x4b, 4, 0x75], // SETITEMS 'b': 3, 'a': 4 (the records fast path)
+        [0x28, 0x4b, 8, 0x4b, 5, 0x75], // SETITEMS 8: 5
+      );
+      const prefix = [0x80, 4, 0x8c, 1, 0x61, 0x94, 0x8c, 1, 0x62, 0x94, 0x28, 0x7d, 0x94];
+      const cases = fc
+        .sample(fc.array(op, { minLength: 1, maxLength: 12 }), { seed: FUZZ_SEED, numRuns: 2000 })
+        .map((ops) => Uint8Array.from([...prefix, ...ops.flat(), 0x6c, 0x2e]));
+      await agree(cases, 300);
+    });
+
     it("reads INT and LONG lines at CPython's 4,300-digit limit to the same value or with the same message", async () => {
       const digits = (n: number, d = "9") => d.repeat(n);
       const lines = [
