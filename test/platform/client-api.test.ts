@@ -56,6 +56,36 @@ describe("bad input gets a clear JSON error", () => {
     expect(error).toMatch(/^Malformed JSON body/);
   });
 
+  it("a body sent without the JSON content type (curl -d's form type, or none) → 415 saying which header to send", async () => {
+    const hint =
+      "send the body as JSON with the header Content-Type: application/json (curl: -H 'Content-Type: application/json')";
+    const post = (path: string, type?: string) =>
+      fetch(`${t.platform.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.platform.apiKey}`, ...(type ? { "content-type": type } : {}) },
+        // Bytes, so fetch adds no content type of its own.
+        body: new TextEncoder().encode('{"input": {}}'),
+      });
+    for (const [path, type] of [
+      ["/v2/nope/run", "application/x-www-form-urlencoded"],
+      [`/v2/${ENDPOINT}/runsync`, undefined],
+    ] as const) {
+      const { status, error } = await errorOf(await post(path, type));
+      expect(status, path).toBe(415);
+      expect(error).toBe(`Unsupported Media Type${type ? ` ${type}` : ""}: ${hint}`);
+    }
+    const openai = await post(
+      `/v2/${ENDPOINT}/openai/v1/chat/completions`,
+      "application/x-www-form-urlencoded",
+    );
+    expect(openai.status).toBe(415);
+    const body = (await openai.json()) as { error: { message: string; type: string } };
+    expect(body.error).toMatchObject({
+      type: "invalid_request_error",
+      message: expect.stringContaining(hint),
+    });
+  });
+
   it("missing or null input → 400", async () => {
     for (const body of [{}, { webhook: "http://127.0.0.1:1/x" }, { input: null }]) {
       const { status, error } = await errorOf(await t.client("/run", { body }));

@@ -31,6 +31,10 @@ export const formatBytes = (bytes: number): string =>
 export const bodyTooLarge = (limit: number, path: string): string =>
   `Request body is larger than the ${formatBytes(limit)} limit of ${path}`;
 
+/** The 415 message: curl's `-d` sends a form type, so say which header the platform reads instead. */
+export const unsupportedBody = (type: string | undefined): string =>
+  `Unsupported Media Type${type ? ` ${type}` : ""}: send the body as JSON with the header Content-Type: application/json (curl: -H 'Content-Type: application/json')`;
+
 /** The status of one of our own errors: an HttpError's, 429 for a full memory budget; undefined for any other. */
 export function flashStatus(err: unknown): number | undefined {
   if (isFlashError(err, "HTTP_STATUS")) return (err as HttpError).status;
@@ -57,6 +61,9 @@ export function errorHandler(log: Logger) {
       );
     }
     if (err.validation) return reply.code(400).send({ error: `Invalid request: ${err.message}` });
+    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      return reply.code(415).send({ error: unsupportedBody(request.headers["content-type"]) });
+    }
     const status = err.statusCode ?? 500;
     if (status >= 500) log.error(`${request.method} ${request.url} failed: ${err.message}`);
     return reply.code(status).send({ error: err.message });

@@ -16,6 +16,7 @@ import {
   flashStatus,
   HttpError,
   roomForBody,
+  unsupportedBody,
 } from "./http.js";
 
 /** Bodies up to the /runsync limit (docs/protocol.md §11). */
@@ -117,7 +118,11 @@ export async function openaiApi(app: FastifyInstance, ctx: PlatformContext): Pro
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const status = flashStatus(err) ?? err.statusCode ?? 500;
     if (status >= 500) ctx.log.error(`${request.method} ${request.url} failed: ${err.message}`);
-    return answerRefusal(request, reply, status, openaiError(status, err.message));
+    const message =
+      err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE"
+        ? unsupportedBody(request.headers["content-type"])
+        : err.message;
+    return answerRefusal(request, reply, status, openaiError(status, message));
   });
 
   const submit = (request: FastifyRequest, route: string, body: unknown) => {
