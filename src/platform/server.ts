@@ -267,7 +267,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     catalog.map((g) => g.id),
     registries,
   );
-  // Requests for `<pod_id>-<port>.localhost` go to the Pod's container; the rest to the platform's routes.
+  // Requests for `/pods/<pod_id>/<port>/` or `<pod_id>-<port>.localhost` go to the Pod's container; the rest to the platform's routes.
   const podProxy = new PodProxy((id) => podTarget(pods, id));
   const foreignHosts = new WeakSet<IncomingMessage>();
   const rewriteUrl = urlRewrite(options.rootEndpoint, isLoopback(bindHost), apiKey, foreignHosts);

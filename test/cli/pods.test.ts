@@ -64,10 +64,9 @@ afterAll(async () => {
 const flash = (args: string[]) => flashRun([...args, "--api-url", proxy.url, "--api-key", "k"], {}, dir);
 
 describe("Pods from the toolkit", () => {
-  it("flash pods: each Pod's status, compute, cost, and its http port's .localhost proxy URL", async () => {
+  it("flash pods: each Pod's status, compute, cost, and its http port's proxy URL on the platform", async () => {
     const run = await flash(["pods"]);
     expect(run.code, run.stderr).toBe(0);
-    const port = new URL(proxy.url).port;
     expect(run.stdout).toMatch(
       new RegExp(
         `^app {2}${ids.app} {2}(PROVISIONING|ERROR) {2}gpu 1x NVIDIA L4 {2}\\$0\\.00/hr {2}127\\.0\\.0\\.1:1/app:1$`,
@@ -75,7 +74,7 @@ describe("Pods from the toolkit", () => {
       ),
     );
     expect(run.stdout).toContain(
-      `  8080/http  http://${ids.app}-8080.localhost:${port}\n  2222/tcp  (once it runs)`,
+      `  8080/http  ${proxy.url}/pods/${ids.app}/8080\n  2222/tcp  (once it runs)`,
     );
     expect(run.stdout).toMatch(new RegExp(`^other {2}${ids.other} {2}\\S+ {2}cpu cpu3cx2 4 GB `, "m"));
     const json = JSON.parse((await flash(["pods", "--json"])).stdout) as {
@@ -83,7 +82,7 @@ describe("Pods from the toolkit", () => {
       addresses: { http: Record<string, string> };
     }[];
     expect(json.find((p) => p.pod.id === ids.app)?.addresses.http).toEqual({
-      "8080": `http://${ids.app}-8080.localhost:${port}`,
+      "8080": `${proxy.url}/pods/${ids.app}/8080`,
     });
   });
 

@@ -188,7 +188,9 @@ export async function conformanceProxy(target: string): Promise<ConformanceProxy
       }
       // A Pod's proxy host (<pod_id>-<port>.localhost) is the Pod's app, not the API: passed on as it is, unjudged.
       const podHost = /^[^.]+\.localhost(?::\d+)?$/i.test(req.headers.host ?? "");
-      if (!podHost) requestErrors.push(...requestViolations(method, path, body));
+      // So is the proxy's path form, /pods/<pod_id>/<port>/<path>.
+      const podApp = podHost || path.startsWith("/pods/");
+      if (!podApp) requestErrors.push(...requestViolations(method, path, body));
       const forward = httpRequest(
         {
           host: upstream.hostname,
@@ -208,7 +210,7 @@ export async function conformanceProxy(target: string): Promise<ConformanceProxy
             res.write(chunk);
           });
           const judge = () =>
-            podHost ||
+            podApp ||
             violations.push(
               ...responseViolations(
                 method,

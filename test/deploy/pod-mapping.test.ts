@@ -161,9 +161,9 @@ describe("where a Pod is reached", () => {
     expect(pinnedImage("docker.io/you/app:1", "")).toBe("docker.io/you/app:1");
   });
 
-  it("RunPod's proxy URL, the local platform's .localhost form, and tcp ports' ip:port while running", () => {
+  it("RunPod's proxy URL, the local platform's /pods/<id>/<port> form, and tcp ports' ip:port while running", () => {
     expect(proxyUrl("https://api.runpod.io", "abc", 8000)).toBe("https://abc-8000.proxy.runpod.net");
-    expect(proxyUrl("http://127.0.0.1:8000", "abc", 80)).toBe("http://abc-80.localhost:8000");
+    expect(proxyUrl("http://127.0.0.1:8000", "abc", 80)).toBe("http://127.0.0.1:8000/pods/abc/80");
     const running = pod({
       ports: ["8080/http", "22/tcp"],
       runtime: {

@@ -1,7 +1,7 @@
 // `flash deploy --pod` for real, as the README's "Pods" section says (its commands and client snippet read from
 // README.md, never copied here): examples/load-balanced built into an image, pushed to a real OCI registry on
 // loopback, run as a Pod by the local platform (every API exchange judged by the OpenAPI document), called through
-// its `.localhost` proxy URL and, once redeployed with a tcp port (the same Pod, updated), through its tcp
+// its proxy URL (`/pods/<id>/<port>` on the platform) and, once redeployed with a tcp port (the same Pod, updated), through its tcp
 // forward; listed, then undeployed. Needs root, buildah and docker-registry (scripts/test-deps.sh); run it under
 // the buildah lock.
 import { execFile } from "node:child_process";
@@ -95,7 +95,6 @@ describeWithImages("flash deploy --pod: the README's Pods section against the lo
           pods: { id: string; name: string; image: string }[];
         }
       ).pods;
-    const proxyPort = new URL(proxy.url).port;
 
     // 1. Created: ready once /ping answered through the proxy URL, which it prints.
     const timed = async (line: string, what: string) => {
@@ -111,7 +110,7 @@ describeWithImages("flash deploy --pod: the README's Pods section against the lo
       first.stdout,
     )?.[1];
     expect(id, first.stdout).toBeDefined();
-    const proxyUrl = `http://${id}-${httpPort}.localhost:${proxyPort}`;
+    const proxyUrl = `${proxy.url}/pods/${id}/${httpPort}`;
     expect(first.stdout).toContain(
       `✓ deployed to ${proxy.url}: Pod ready (GET ${proxyUrl}/ping answered 200)`,
     );

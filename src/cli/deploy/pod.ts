@@ -138,11 +138,13 @@ export function pinnedImage(image: string, digest: string): string {
   return `${tagAt < 0 ? image : image.slice(0, tagAt)}@${digest}`;
 }
 
-/** An http port's URL: `https://<pod_id>-<port>.proxy.runpod.net` on RunPod, the local platform's `.localhost` form. */
+/**
+ * An http port's URL: `https://<pod_id>-<port>.proxy.runpod.net` on RunPod, `<platform>/pods/<pod_id>/<port>` on the
+ * local platform: a path on its own address, which every client reaches (Node's resolver knows no `*.localhost`).
+ */
 export function proxyUrl(apiUrl: string, podId: string, port: number): string {
   if (apiUrl === DEFAULT_API_URL) return `https://${podId}-${port}.proxy.runpod.net`;
-  const api = new URL(apiUrl);
-  return `${api.protocol}//${podId}-${port}.localhost${api.port ? `:${api.port}` : ""}`;
+  return `${new URL(apiUrl).origin}/pods/${podId}/${port}`;
 }
 
 /** Where the Pod's ports are reached: each http port's proxy URL, each running tcp port's `ip:port`. */

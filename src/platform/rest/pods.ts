@@ -1,6 +1,6 @@
 // REST v2 Pods on the local platform: /v2/pods (create, list), /v2/pods/{id} (get, update, delete), its actions
 // and logs. Each Pod runs as a container (state/pod-life.ts, workers/pod-runner.ts); its http ports are reached
-// through the proxy at `<pod_id>-<port>.localhost`, its tcp ports through forwards reported in `runtime.ports`.
+// through the proxy at `/pods/<pod_id>/<port>` (or `<pod_id>-<port>.localhost`), its tcp ports through forwards reported in `runtime.ports`.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "../../log/index.js";
 import type { LogBook } from "../console/logs.js";
