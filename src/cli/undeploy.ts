@@ -1,9 +1,9 @@
 // `flash undeploy`: deletes endpoints and Pods by name or id, or all this app deployed, after asking.
 import { createInterface } from "node:readline";
+import { redact } from "../log/index.js";
 import { toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
-import { deleteEndpoints } from "./deploy/lifecycle.js";
-import { deletePods, resourcesToDelete } from "./deploy/pod-lifecycle.js";
+import { deleteResources, resourcesToDelete } from "./deploy/pod-lifecycle.js";
 import { toolkitLogger } from "./log.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
@@ -29,6 +29,8 @@ function confirm(question: string): Promise<boolean> {
     });
   });
 }
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 /** `flash undeploy NAME... | --all [--yes]` */
 export async function run(args: string[]): Promise<number> {
@@ -56,9 +58,19 @@ export async function run(args: string[]): Promise<number> {
         );
       }
     }
-    await deleteEndpoints(api, process.cwd(), doomed.endpoints);
-    await deletePods(api, process.cwd(), doomed.pods);
-    process.stdout.write(`✓ deleted ${list}\n`);
+    const kinds = `${plural(doomed.endpoints.length, "endpoint")}, ${plural(doomed.pods.length, "Pod")}`;
+    process.stdout.write(`Deleting ${kinds} on ${api.url}…\n`);
+    // One line per endpoint or Pod as its DELETE ends (a few run at once), then the count.
+    const results = await deleteResources(api, process.cwd(), doomed, (d) => {
+      const what = `${d.kind} ${d.name} (${d.id})`;
+      if (d.error) process.stderr.write(`  ✗ ${what}: ${redact(d.error.message)}\n`);
+      else process.stdout.write(`  deleted ${what}\n`);
+    });
+    const failed = results.filter((d) => d.error).length;
+    const tally = `${count - failed} of ${count} (${kinds})`;
+    if (failed > 0)
+      return fail(`deleted ${tally}; ${failed} failed, named above: run flash undeploy again for them`);
+    process.stdout.write(`✓ deleted ${tally}\n`);
     return 0;
   } catch (err) {
     if (isDeployError(err)) return fail(err.message);

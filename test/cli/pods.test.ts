@@ -122,14 +122,16 @@ describe("Pods from the toolkit", () => {
 
     const removed = await flash(["undeploy", "--all", "--yes"]);
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.stdout).toBe(`✓ deleted Pod app (${ids.app})`);
+    expect(removed.stdout).toBe(
+      `Deleting 0 endpoints, 1 Pod on ${proxy.url}…\n  deleted Pod app (${ids.app})\n✓ deleted 1 of 1 (0 endpoints, 1 Pod)`,
+    );
     const recorded = JSON.parse(readFileSync(join(dir, ".flash", "deployments.json"), "utf8"));
     expect(recorded.pods).toBeUndefined();
     const left = (await flash(["pods"])).stdout;
     expect(left).not.toContain(ids.app);
 
     const byName = await flash(["undeploy", "other", "--yes"]);
-    expect(byName.stdout).toBe(`✓ deleted Pod other (${ids.other})`);
+    expect(byName.stdout).toContain(`  deleted Pod other (${ids.other})\n✓ deleted 1 of 1`);
     expect((await flash(["pods"])).stdout).toBe("No Pods.");
     expect(proxy.violations).toEqual([]);
     expect(proxy.requestViolations).toEqual([]);

@@ -2,7 +2,7 @@
 // workers, read a worker's logs.
 
 import { FlashError } from "../../errors.js";
-import { readDeployments, writeDeployments } from "../../project/deployments.js";
+import { readDeployments } from "../../project/deployments.js";
 import { apiErrorSentence } from "./errors.js";
 import { isApiError, type RestClient } from "./rest-client.js";
 import type { ListEndpointWorkersResponse, RestEndpoint, RestWorker, WorkerLogEvent } from "./rest-types.js";
@@ -63,29 +63,6 @@ export async function endpointsToDelete(
   const found: RestEndpoint[] = [];
   for (const name of names) found.push(await findEndpoint(api, name));
   return found;
-}
-
-/** Deletes the endpoints, then forgets them in .flash/deployments.json. */
-export async function deleteEndpoints(
-  api: RestClient,
-  root: string,
-  endpoints: readonly RestEndpoint[],
-): Promise<void> {
-  const deleted: string[] = [];
-  try {
-    for (const endpoint of endpoints) {
-      await withApi(api, `endpoint ${endpoint.name}`, () => api.deleteEndpoint(endpoint.id));
-      deleted.push(endpoint.id);
-    }
-  } finally {
-    const recorded = readDeployments(root);
-    if (recorded && recorded.platform === api.url && deleted.length > 0) {
-      const left = Object.fromEntries(
-        Object.entries(recorded.endpoints).filter(([, e]) => !deleted.includes(e.id)),
-      );
-      writeDeployments(root, { ...recorded, endpoints: left });
-    }
-  }
 }
 
 export interface EndpointWithWorkers {

@@ -1,5 +1,6 @@
 // The rest of a Pod's life through REST v2, beside endpoints': find what a name means (an endpoint, a Pod, or
-// both), delete Pods and forget them in .flash/deployments.json, list Pods with their addresses, read a Pod's logs.
+// both), delete them (a few at a time) and forget them in .flash/deployments.json, list Pods with their
+// addresses, read a Pod's logs.
 
 import { readDeployments, writeDeployments } from "../../project/deployments.js";
 import { LifecycleError, withApi } from "./lifecycle.js";
@@ -73,21 +74,69 @@ function oneNamed<T extends { id: string; name: string }>(
   return named[0];
 }
 
-/** Deletes the Pods, then forgets them in .flash/deployments.json. */
-export async function deletePods(api: RestClient, root: string, pods: readonly RestPod[]): Promise<void> {
-  const deleted: string[] = [];
+/** At most this many DELETEs at once: `--all` of a large app is not one call after another, nor a burst. */
+export const DELETE_CONCURRENCY = 4;
+
+/** One endpoint's or Pod's deletion, reported as it ends: `error` says why it failed. */
+export interface Deletion {
+  kind: "endpoint" | "Pod";
+  name: string;
+  id: string;
+  error?: Error;
+}
+
+/**
+ * Deletes the endpoints and Pods, DELETE_CONCURRENCY at a time, telling `done` of each as it ends; then forgets those
+ * deleted in .flash/deployments.json. A failure does not stop the others: every deletion is in the result.
+ */
+export async function deleteResources(
+  api: RestClient,
+  root: string,
+  doomed: Doomed,
+  done: (deletion: Deletion) => void = () => {},
+): Promise<Deletion[]> {
+  const work = [
+    ...doomed.endpoints.map((e) => ({ kind: "endpoint" as const, name: e.name, id: e.id })),
+    ...doomed.pods.map((p) => ({ kind: "Pod" as const, name: p.name, id: p.id })),
+  ];
+  const results: Deletion[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < work.length) {
+      const item = work[next++]!;
+      const deletion: Deletion = { ...item };
+      try {
+        await withApi(api, `${item.kind} ${item.name}`, () =>
+          item.kind === "endpoint" ? api.deleteEndpoint(item.id) : api.deletePod(item.id),
+        );
+      } catch (err) {
+        deletion.error = err as Error;
+      }
+      results.push(deletion);
+      done(deletion);
+    }
+  };
   try {
-    for (const pod of pods) {
-      await withApi(api, `Pod ${pod.name}`, () => api.deletePod(pod.id));
-      deleted.push(pod.id);
-    }
+    await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, work.length) }, lane));
   } finally {
-    const recorded = readDeployments(root);
-    if (recorded?.pods && recorded.platform === api.url && deleted.length > 0) {
-      const left = Object.entries(recorded.pods).filter(([, p]) => !deleted.includes(p.id));
-      writeDeployments(root, { ...recorded, pods: left.length > 0 ? Object.fromEntries(left) : undefined });
-    }
+    forget(root, api.url, new Set(results.filter((d) => !d.error).map((d) => d.id)));
   }
+  return results;
+}
+
+/** Drops the deleted endpoints and Pods from .flash/deployments.json. */
+function forget(root: string, apiUrl: string, deleted: ReadonlySet<string>): void {
+  const recorded = readDeployments(root);
+  if (!recorded || recorded.platform !== apiUrl || deleted.size === 0) return;
+  const endpoints = Object.fromEntries(
+    Object.entries(recorded.endpoints).filter(([, e]) => !deleted.has(e.id)),
+  );
+  const pods = Object.entries(recorded.pods ?? {}).filter(([, p]) => !deleted.has(p.id));
+  writeDeployments(root, {
+    ...recorded,
+    endpoints,
+    pods: pods.length > 0 ? Object.fromEntries(pods) : undefined,
+  });
 }
 
 /** The Pods as a table: name, id, status, compute, cost, uptime, then each port's address. */
