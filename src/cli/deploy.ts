@@ -3,10 +3,11 @@
 import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
 import { ConfigError, nonEmpty, onOff, repeated, seconds, toggle } from "../options/index.js";
 import { connectApi } from "./deploy/connect.js";
-import { type DeployedEntry, deployApp } from "./deploy/deploy.js";
+import { deployApp } from "./deploy/deploy.js";
 import { deployedPod, podAddresses, podPort } from "./deploy/pod.js";
 import { type DeployedPodEntry, deployPod, recordPod, waitForPod } from "./deploy/pod-deploy.js";
-import { DEFAULT_WAIT_TIMEOUT_S, readTestInput, waitForRelease } from "./deploy/wait.js";
+import { endpointSummary } from "./deploy/summary.js";
+import { DEFAULT_WAIT_TIMEOUT_S, waitForRelease } from "./deploy/wait.js";
 import { toolkitLogger } from "./log.js";
 import {
   API_OPTIONS,
@@ -79,31 +80,6 @@ export const spec = {
     noTest: toggle(["--no-test"], "send no smoke request from test_input.json to scale-to-zero endpoints"),
   },
 } satisfies CommandSpec;
-
-/** A JSON body inside the single quotes of a shell command. */
-const shellQuoted = (body: unknown) => `'${JSON.stringify(body).replaceAll("'", "'\\''")}'`;
-
-/** The curl the user can try an endpoint with: its test_input.json when it has one. */
-function curlLine(root: string, entry: DeployedEntry): string {
-  const auth = '-H "Authorization: Bearer $RUNPOD_API_KEY"';
-  const json = "-H 'Content-Type: application/json'";
-  const sample = readTestInput(root, entry.endpoint.file);
-  if (entry.endpoint.kind === "load-balanced") {
-    const route = entry.endpoint.routes[0];
-    const request =
-      sample?.kind === "request"
-        ? sample
-        : {
-            method: route?.method ?? "GET",
-            path: route?.path ?? "/",
-            body: route && route.method !== "GET" ? {} : undefined,
-          };
-    const body = request.body === undefined ? "" : ` ${json} -d ${shellQuoted(request.body)}`;
-    return `curl -X ${request.method} '${entry.url}${request.path}' ${auth}${body}`;
-  }
-  const body = sample?.kind === "job" ? sample.body : { input: {} };
-  return `curl -X POST ${entry.url}/runsync ${auth} ${json} -d ${shellQuoted(body)}`;
-}
 
 /** What deploy --pod prints: the Pod, each port's address, a call to try, where it is recorded. */
 function podSummary(apiUrl: string, entry: DeployedPodEntry, proof: string | undefined): string[] {
@@ -203,17 +179,7 @@ export async function run(args: string[]): Promise<number> {
     const lines = [
       unproven.length === 0 ? `✓ deployed to ${api.url}` : `! deployed to ${api.url}, ${unproven.join("; ")}`,
     ];
-    for (const entry of result.endpoints) {
-      const { endpoint, id, url, action } = entry;
-      if (endpoint.kind === "load-balanced") {
-        lines.push(
-          `  ${endpoint.name}  ${id} (${action})  ${url}/<path>  (routes: ${endpoint.routes.map((r) => `${r.method} ${r.path}`).join(", ")})`,
-        );
-      } else {
-        lines.push(`  ${endpoint.name}  ${id} (${action})  ${url}/runsync`);
-      }
-      lines.push(`    ${curlLine(root, entry)}`);
-    }
+    for (const entry of result.endpoints) lines.push(...endpointSummary(root, entry));
     lines.push("  Recorded in .flash/deployments.json");
     process.stdout.write(`${lines.join("\n")}\n`);
     return 0;

@@ -8,6 +8,7 @@ import { isOpenAICompatible } from "../app/openai.js";
 import type { App } from "../app/registry.js";
 import { sampleRoute } from "../app/sample.js";
 import { shellQuote } from "../platform/index.js";
+import { openaiBaseUrl } from "./deploy/mapping.js";
 
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */
@@ -122,14 +123,9 @@ export function chatCurlCommand(baseUrl: string, endpointId: string, apiKey: str
     }
   }
   return [
-    `curl -s -X POST ${openaiBaseUrl(baseUrl, endpointId)}/chat/completions`,
+    `curl -s -X POST ${openaiBaseUrl(`${baseUrl}/v2/${endpointId}`)}/chat/completions`,
     `-H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
     `-H 'Content-Type: application/json'`,
     `-d ${shellQuote(JSON.stringify(body))}`,
   ].join(" ");
-}
-
-/** The base URL OpenAI clients take for a chat-completion worker's endpoint. */
-export function openaiBaseUrl(baseUrl: string, endpointId: string): string {
-  return `${baseUrl}/v2/${endpointId}/openai/v1`;
 }

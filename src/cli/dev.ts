@@ -4,7 +4,8 @@ import { dirname, join, relative } from "node:path";
 import { endpointIdFor, findHandlerFile } from "../app/load.js";
 import { ConfigError } from "../options/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
-import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand, openaiBaseUrl } from "./dev-app.js";
+import { openaiBaseUrl } from "./deploy/mapping.js";
+import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
 import { watchEndpoints } from "./dev-watch.js";
 import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
 import { type CommandSpec, parseCommandArgs } from "./options.js";
@@ -139,7 +140,7 @@ export async function run(args: string[]): Promise<number> {
       ...apps.map((a) =>
         a.app.loadBalanced
           ? `flash dev: ${relative(process.cwd(), a.file)} is load-balanced endpoint "${a.id}" at ${platform.url}/lb/${a.id}`
-          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(platform.url, a.id)})` : ""}`,
+          : `flash dev: ${relative(process.cwd(), a.file)} is endpoint "${a.id}" at ${platform.url}/v2/${a.id}${a.app.openaiCompatible ? ` (OpenAI base URL: ${openaiBaseUrl(`${platform.url}/v2/${a.id}`)})` : ""}`,
       ),
       `API key: ${platform.apiKey}${keyGenerated ? " (generated; pass --api-key to choose one)" : ""}`,
       `Console: ${consoleUrl(platform)}`,

@@ -2,6 +2,7 @@
 import { relative } from "node:path";
 import type { EndpointHandlerDefinition } from "../../app/endpoint.js";
 import { endpointIdFor, endpointSlug, loadApp } from "../../app/load.js";
+import { isOpenAICompatible } from "../../app/openai.js";
 import { type App, registry } from "../../app/registry.js";
 import type { NodeVersion } from "../../app/settings.js";
 import { isFlashError } from "../../errors.js";
@@ -16,6 +17,8 @@ export interface ManifestEndpoint {
   /** Entry file, relative to the project root. */
   file: string;
   kind: "queue" | "load-balanced";
+  /** A queue endpoint that serves OpenAI clients at `/openai/v1` (openaiCompatible(), or a server's passthrough). */
+  openai?: boolean;
   routes: { method: string; path: string }[];
   workers: [number, number];
   /** 0 = the platform's default. */
@@ -119,6 +122,8 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     id: endpointIdFor(file, name),
     file: rel,
     kind: loadBalanced ? "load-balanced" : "queue",
+    // As `flash dev` tells it (dev-app.ts): the handler was made by openaiCompatible() or is a server's passthrough.
+    ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openai: true } : {}),
     routes:
       app.kind === "endpoint" ? app.routes.map((route) => ({ method: route.method, path: route.path })) : [],
     workers: settings ? [settings.workers[0], settings.workers[1]] : [0, 1],

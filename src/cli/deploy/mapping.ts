@@ -172,6 +172,15 @@ export function updateRequest(existing: RestEndpoint, wanted: CreateEndpointRequ
   return patch;
 }
 
+/**
+ * The base URL OpenAI clients take for a queue endpoint that serves OpenAI (openaiCompatible(), or a model server's
+ * passthrough): `<endpoint URL>/openai/v1`, e.g. `https://api.runpod.ai/v2/<id>/openai/v1`. `flash dev` and
+ * `flash deploy` print it.
+ */
+export function openaiBaseUrl(endpointUrl: string): string {
+  return `${endpointUrl.replace(/\/+$/, "")}/openai/v1`;
+}
+
 /** `{base_url}/v2/<id>` for a queue endpoint, the routes' base URL for a load-balanced one. */
 export function endpointUrl(endpoint: RestEndpoint, type: "QUEUE" | "LOAD_BALANCER"): string {
   const urls = endpoint.requestUrls;
