@@ -1,6 +1,6 @@
 // The public API of flash-worker. Everything else under src/ is internal.
 
-import { Endpoint as EndpointDeclaration } from "./app/endpoint.js";
+import type { Endpoint } from "./app/endpoint.js";
 import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./app/model-server/declare.js";
 import { withServer } from "./app/model-server/handler.js";
 import { type App, registry } from "./app/registry.js";
@@ -14,22 +14,19 @@ import { scheduleAutoStart } from "./runtime/auto-start.js";
 import { type FitnessCheckFn, registerFitnessCheck } from "./runtime/fitness/registry.js";
 import { startApp } from "./runtime/start.js";
 
-export type {
-  EndpointHandlerDefinition,
-  RouteArgs,
-  RouteFn,
-  RouteRequest,
-  StartHook,
+// Each name here is one a handler author calls or names in a signature; the CUDA binding is `flash-worker/gpu`,
+// the file helpers `flash-worker/files`, and the runtime reaches everything else through internal modules.
+export {
+  Endpoint,
+  type RouteArgs,
+  type RouteFn,
+  type RouteOptions,
+  type RouteRequest,
+  type StartHook,
 } from "./app/endpoint.js";
 export { GpuGroup, GpuType } from "./app/gpu.js";
-export {
-  DEFAULT_START_TIMEOUT_S,
-  ModelServer,
-  SERVER_CONCURRENCY,
-  type ServerOptions,
-  server,
-} from "./app/model-server/declare.js";
-export { ServerExitedError, ServerHttpError, ServerStartError } from "./app/model-server/errors.js";
+export { type ModelServer, type ServerOptions, server } from "./app/model-server/declare.js";
+export { ServerExitedError, ServerHttpError } from "./app/model-server/errors.js";
 export {
   type ChatCompletionRequest,
   type ChatMessage,
@@ -41,61 +38,15 @@ export {
   type OpenAIJobInput,
   openaiCompatible,
 } from "./app/openai.js";
-export {
-  EndpointConfigError,
-  type EndpointOptions,
-  type EndpointSettings,
-  type NodeVersion,
-  SUPPORTED_NODE_VERSIONS,
-} from "./app/settings.js";
+export { EndpointConfigError, type EndpointOptions, type NodeVersion } from "./app/settings.js";
 export type { RouteSocket, SocketFn } from "./app/sockets.js";
 export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
-export {
-  Cuda,
-  CudaContext,
-  CudaError,
-  type DeviceBuffer,
-  type Dim3,
-  GpuCheckError,
-  type GpuFacts,
-  type GpuInfo,
-  type GpuInventory,
-  gpuFacts,
-  type Kernel,
-  NoGpuError,
-  NvmlError,
-  pointerParam,
-  runSaxpy,
-  SAXPY_PTX,
-  type SaxpyResult,
-} from "./gpu/index.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
-export type { HandlerFn, HandlerReturn, Job, JobResult, RawJob } from "./job/types.js";
+export type { HandlerFn, HandlerReturn, Job } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";
 export { type Logger, type LogLevel, pinoLogger } from "./log/index.js";
 export type { PyType } from "./payload/pytypes.js";
 export { bytearray, frozenset, PyFloat, tuple } from "./payload/values.js";
-export {
-  DownloadError,
-  type DownloadedFile,
-  type DownloadOptions,
-  download,
-} from "./runtime/files/download.js";
-export {
-  CachedModelError,
-  type CachedModelOptions,
-  cachedModelPath,
-  modelCachePath,
-  volumePath,
-} from "./runtime/files/models.js";
-export {
-  hasBucket,
-  type UploadData,
-  UploadError,
-  type UploadedFile,
-  type UploadOptions,
-  upload,
-} from "./runtime/files/upload.js";
 export type { FitnessCheckFn } from "./runtime/fitness/registry.js";
 export { VERSION } from "./version.js";
 
@@ -118,17 +69,6 @@ function definitionOf<I, O>(fn: HandlerFn<I, O>, options: ServerHandlerOptions):
   const defaults = { concurrency: SERVER_CONCURRENCY, returnAggregateStream: true };
   const definition = defineHandler(fn, { ...defaults, ...rest }) as HandlerDefinition;
   return withServer(definition, server) as HandlerDefinition<I, O>;
-}
-
-/**
- * A serverless endpoint in code (see the README, "Load-balanced endpoints"). Declaring routes or a queue
- * handler records it as the file's app, for `flash start/dev/build` and `start(endpoint)`; unlike
- * handler() and remote(), it never starts a server by itself when the file is the program.
- */
-export class Endpoint extends EndpointDeclaration {
-  protected override declared(): void {
-    registry().app = this;
-  }
 }
 
 /**
@@ -216,7 +156,8 @@ export interface StartConfig<I = unknown, O = unknown> extends ServerHandlerOpti
  */
 export async function start<I = unknown, O = unknown>(config: StartConfig<I, O> | Endpoint): Promise<void> {
   let app: App;
-  if (config instanceof EndpointDeclaration) {
+  // An Endpoint (of this copy of the package or another) says so in its kind; a StartConfig has none.
+  if ("kind" in config) {
     app = config;
   } else {
     const { handler: fn, ...options } = config;

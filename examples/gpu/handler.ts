@@ -1,6 +1,7 @@
 // Real work on the GPU from TypeScript: SAXPY (y = a·x + y) as PTX, which the NVIDIA driver JIT-compiles,
 // launched through the CUDA driver API and checked element by element against the CPU, with timings.
-import { Cuda, handler, type Job, runSaxpy } from "flash-worker";
+import { handler, type Job } from "flash-worker";
+import { Cuda, runSaxpy } from "flash-worker/gpu";
 
 interface SaxpyInput {
   /** Vector length in floats (default 16 Mi). */

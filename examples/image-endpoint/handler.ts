@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { handler, hasBucket, type Job, upload } from "flash-worker";
+import { handler, type Job } from "flash-worker";
+import { hasBucket, upload } from "flash-worker/files";
 import { encodePng } from "./png.js";
 
 interface ImageInput {

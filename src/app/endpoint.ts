@@ -11,6 +11,7 @@ import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from 
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "./model-server/declare.js";
 import { withServer } from "./model-server/handler.js";
+import { registry } from "./registry.js";
 import { checkMethod, checkPath, type HttpMethod, NO_ROUTES_MESSAGE, routeKey } from "./rules.js";
 import {
   EndpointConfigError,
@@ -52,8 +53,6 @@ export interface RouteOptions {
   body?: StandardSchemaV1;
 }
 
-type Validated<S extends StandardSchemaV1> = StandardSchemaV1.InferOutput<S>;
-
 export interface RouteDefinition {
   readonly method: HttpMethod;
   /** As fastify matches it (`{name}` written as `:name`). */
@@ -70,86 +69,152 @@ export interface EndpointHandlerDefinition<I = unknown, O = unknown> extends Han
 }
 
 /**
- * A serverless endpoint in code: its configuration, and either HTTP routes (a load-balanced endpoint,
- * `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`), never both. A declaration only: the
- * public API's subclass records it for `flash`, and nothing here starts a server.
+ * What the runtime and the toolkit read of an Endpoint: what it serves and how. Internal: reached through
+ * declarationOf(), never through the public class, so none of it is part of the package's API.
  */
-export class Endpoint {
-  readonly kind = "endpoint" as const;
+export interface EndpointDeclaration {
   readonly settings: EndpointSettings;
-  private readonly table = new Map<string, RouteDefinition>();
-  private readonly socketTable = new Map<string, SocketRouteDefinition>();
-  private readonly hooks: StartHook[] = [];
-  private queue: EndpointHandlerDefinition | undefined;
-
-  constructor(options: EndpointOptions = {}) {
-    this.settings = parseEndpointOptions(options);
-    // A model server alone is an app: every request goes to it.
-    if (this.settings.server) this.declared();
-  }
-
-  /** The model server declared with `server`, if any. */
-  get server(): ModelServer | undefined {
-    return this.settings.server;
-  }
-
-  get name(): string | undefined {
-    return this.settings.name;
-  }
-  get gpu(): readonly string[] | undefined {
-    return this.settings.gpu;
-  }
-  get cpu(): readonly string[] | undefined {
-    return this.settings.cpu;
-  }
-  get workers(): readonly [number, number] {
-    return this.settings.workers;
-  }
-  get volume(): string | undefined {
-    return this.settings.volume;
-  }
-  get dependencies(): readonly string[] {
-    return this.settings.dependencies;
-  }
-  get executionTimeoutMs(): number {
-    return this.settings.executionTimeoutMs;
-  }
-  get nodeVersion(): NodeVersion {
-    return this.settings.nodeVersion;
-  }
-
   /** Routes in declaration order. */
+  readonly routes: readonly RouteDefinition[];
+  /** WebSocket routes in declaration order. */
+  readonly sockets: readonly SocketRouteDefinition[];
+  /** The queue handler, when the endpoint was used with `handler()`. */
+  readonly queueHandler: EndpointHandlerDefinition | undefined;
+  /** The endpoint's onStart hooks, in order. */
+  readonly startHooks: readonly StartHook[];
+  readonly isLoadBalanced: boolean;
+  /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
+  assertRoutes(): void;
+}
+
+// Symbol.for, not a module-private WeakMap: the runtime running the app may be another copy of the package
+// than the one the app imported (the image's and the app's own), and both must read the same declaration.
+const DECLARATION = Symbol.for("flash-worker.endpoint.declaration");
+
+class Declaration implements EndpointDeclaration {
+  readonly table = new Map<string, RouteDefinition>();
+  readonly socketTable = new Map<string, SocketRouteDefinition>();
+  readonly hooks: StartHook[] = [];
+  queue: EndpointHandlerDefinition | undefined;
+
+  constructor(readonly settings: EndpointSettings) {}
+
   get routes(): readonly RouteDefinition[] {
     return [...this.table.values()];
   }
-
-  /** WebSocket routes in declaration order. */
   get sockets(): readonly SocketRouteDefinition[] {
     return [...this.socketTable.values()];
   }
-
+  get queueHandler(): EndpointHandlerDefinition | undefined {
+    return this.queue;
+  }
+  get startHooks(): readonly StartHook[] {
+    return this.hooks;
+  }
   get isLoadBalanced(): boolean {
     return (
       this.table.size > 0 || this.socketTable.size > 0 || (this.settings.server !== undefined && !this.queue)
     );
   }
 
-  /** The queue handler, when the endpoint was used with `handler()`. */
-  get queueHandler(): EndpointHandlerDefinition | undefined {
-    return this.queue;
+  assertRoutes(): void {
+    if (this.isLoadBalanced || this.settings.server) return;
+    const name = this.settings.name ? ` '${this.settings.name}'` : "";
+    throw new EndpointConfigError(
+      `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,
+    );
   }
 
-  get startHooks(): readonly StartHook[] {
-    return this.hooks;
+  /** A route or socket needs a named endpoint that is not already a queue handler. */
+  assertRoutable(): void {
+    if (this.settings.name === undefined) {
+      throw new EndpointConfigError(
+        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
+      );
+    }
+    if (this.queue) {
+      throw new EndpointConfigError(
+        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
+      );
+    }
+  }
+}
+
+type Declared = { [DECLARATION]?: Declaration };
+
+/** The runtime's and the toolkit's view of an Endpoint: its settings, routes, sockets, queue handler and hooks. */
+export function declarationOf(endpoint: Endpoint): EndpointDeclaration {
+  return stateOf(endpoint);
+}
+
+function stateOf(endpoint: Endpoint): Declaration {
+  const state = (endpoint as unknown as Declared)[DECLARATION];
+  // Another version of the package, from before the declaration had this key, made it (see versionMismatch()).
+  if (state === undefined)
+    throw new EndpointConfigError(
+      "this Endpoint was made by a copy of flash-worker the runtime cannot read: use the runtime's copy (remove flash-worker from the app's dependencies) or the same version",
+    );
+  return state;
+}
+
+/** Declaring a route or the queue handler makes the endpoint the file's app, for `flash` and `start()`. */
+function declared(endpoint: Endpoint): void {
+  registry().app = endpoint;
+}
+
+/**
+ * A serverless endpoint in code (see the README, "Load-balanced endpoints"): its configuration, and either
+ * HTTP routes (a load-balanced endpoint, `api.post("/x", fn)`) or one queue handler (`api.handler(fn)`),
+ * never both. Declaring routes or a queue handler records it as the file's app, for `flash start/dev/build`
+ * and `start(endpoint)`; unlike handler() and remote(), it never starts a server by itself.
+ */
+export class Endpoint {
+  readonly kind = "endpoint" as const;
+
+  constructor(options: EndpointOptions = {}) {
+    const state = new Declaration(parseEndpointOptions(options));
+    // Not enumerable and not in the class's type: the declaration is the runtime's, not the user's.
+    Object.defineProperty(this, DECLARATION, { value: state });
+    // A model server alone is an app: every request goes to it.
+    if (state.settings.server) declared(this);
+  }
+
+  /** The model server declared with `server`, if any. */
+  get server(): ModelServer | undefined {
+    return stateOf(this).settings.server;
+  }
+  get name(): string | undefined {
+    return stateOf(this).settings.name;
+  }
+  get gpu(): readonly string[] | undefined {
+    return stateOf(this).settings.gpu;
+  }
+  get cpu(): readonly string[] | undefined {
+    return stateOf(this).settings.cpu;
+  }
+  get workers(): readonly [number, number] {
+    return stateOf(this).settings.workers;
+  }
+  get volume(): string | undefined {
+    return stateOf(this).settings.volume;
+  }
+  get dependencies(): readonly string[] {
+    return stateOf(this).settings.dependencies;
+  }
+  get executionTimeoutMs(): number {
+    return stateOf(this).settings.executionTimeoutMs;
+  }
+  get nodeVersion(): NodeVersion {
+    return stateOf(this).settings.nodeVersion;
   }
 
   /** Declares a route; returns `fn` so it can still be called or tested directly. */
   route<S extends StandardSchemaV1, R = unknown>(
     method: string,
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   route<A = RouteArgs, R = unknown>(
     method: string,
     path: string,
@@ -162,9 +227,10 @@ export class Endpoint {
     fn: RouteFn<A, R>,
     options: RouteOptions = {},
   ): RouteFn<A, R> {
+    const state = stateOf(this);
     const verb = checkMethod(method);
     const fastifyPath = checkPath(path);
-    this.assertRoutable();
+    state.assertRoutable();
     if (typeof fn !== "function") {
       throw new EndpointConfigError(`route ${verb} ${path}: expected a function, got ${typeof fn}`);
     }
@@ -174,59 +240,59 @@ export class Endpoint {
       );
     }
     const key = routeKey(verb, fastifyPath);
-    const existing = this.table.get(key) ?? (verb === "GET" ? this.socketTable.get(key) : undefined);
+    const existing = state.table.get(key) ?? (verb === "GET" ? state.socketTable.get(key) : undefined);
     if (existing) {
       throw new EndpointConfigError(
-        `duplicate route: ${verb} ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}')`,
+        `duplicate route: ${verb} ${path} on endpoint '${state.settings.name}' (already registered to '${functionName(existing.fn)}')`,
       );
     }
     const run = options.body ? withBodySchema(fn as RouteFn<unknown, R>, options.body) : fn;
-    this.table.set(key, { method: verb, path: fastifyPath, fn: run as RouteFn<never> });
-    this.declared();
+    state.table.set(key, { method: verb, path: fastifyPath, fn: run as RouteFn<never> });
+    declared(this);
     return fn;
   }
 
   get<S extends StandardSchemaV1, R = unknown>(
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
   get<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("GET", path, fn, options);
   }
   post<S extends StandardSchemaV1, R = unknown>(
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
   post<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("POST", path, fn, options);
   }
   put<S extends StandardSchemaV1, R = unknown>(
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
   put<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("PUT", path, fn, options);
   }
   delete<S extends StandardSchemaV1, R = unknown>(
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
   delete<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("DELETE", path, fn, options);
   }
   patch<S extends StandardSchemaV1, R = unknown>(
     path: string,
-    fn: RouteFn<Validated<S>, R>,
+    fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<Validated<S>, R>;
+  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
   patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
   patch<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("PATCH", path, fn, options);
@@ -236,7 +302,7 @@ export class Endpoint {
   onStart(hook: StartHook): this {
     if (typeof hook !== "function")
       throw new EndpointConfigError(`onStart expects a function, got ${typeof hook}`);
-    this.hooks.push(hook);
+    stateOf(this).hooks.push(hook);
     return this;
   }
 
@@ -245,61 +311,47 @@ export class Endpoint {
    * run with the endpoint's `maxConcurrency` unless `options.concurrency` says otherwise.
    */
   handler<S extends StandardSchemaV1, O = unknown>(
-    fn: HandlerFn<Validated<S>, O>,
+    fn: HandlerFn<StandardSchemaV1.InferOutput<S>, O>,
     options: HandlerOptions & { input: S },
-  ): EndpointHandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
-  handler<I = unknown, O = unknown>(
-    fn: HandlerFn<I, O>,
-    options?: HandlerOptions,
-  ): EndpointHandlerDefinition<I, O>;
+  ): HandlerDefinition<StandardSchemaV1.InferInput<S>, O>;
+  handler<I = unknown, O = unknown>(fn: HandlerFn<I, O>, options?: HandlerOptions): HandlerDefinition<I, O>;
   handler<I = unknown, O = unknown>(
     fn: HandlerFn<I, O>,
     options: HandlerOptions = {},
-  ): EndpointHandlerDefinition<I, O> {
+  ): HandlerDefinition<I, O> {
+    const state = stateOf(this);
     // Routes or sockets make it load-balanced; a declared model server alone does not (its queue handler may come).
-    if (this.table.size > 0 || this.socketTable.size > 0) {
+    if (state.table.size > 0 || state.socketTable.size > 0) {
       throw new EndpointConfigError(
         "cannot use Endpoint as a queue handler (.handler()) after registering routes with .get()/.post()/etc. use one pattern or the other.",
       );
     }
-    if (this.queue) {
+    const { settings } = state;
+    if (state.queue) {
       throw new EndpointConfigError(
-        `endpoint${this.settings.name ? ` '${this.settings.name}'` : ""} already has a queue handler`,
+        `endpoint${settings.name ? ` '${settings.name}'` : ""} already has a queue handler`,
       );
     }
-    const { server } = this.settings;
+    const { server } = settings;
     const defaults = {
-      concurrency: this.settings.maxConcurrency,
+      concurrency: settings.maxConcurrency,
       returnAggregateStream: server !== undefined,
     };
     const definition = defineHandler(fn, { ...defaults, ...options });
     const served = server ? withServer(definition as HandlerDefinition, server) : definition;
-    const hooks = this.hooks;
+    const hooks = state.hooks;
+    // The definition carries the endpoint's settings (for `flash build` and the runtime), an internal field.
     const withSettings = {
       ...served,
-      endpoint: this.settings,
+      endpoint: settings,
       // The endpoint's onStart hooks (declared before or after .handler()), then the handler's own.
       get startHooks() {
         return [...hooks, ...definition.startHooks];
       },
     } as EndpointHandlerDefinition<I, O>;
-    this.queue = withSettings as EndpointHandlerDefinition;
-    this.declared();
+    state.queue = withSettings as EndpointHandlerDefinition;
+    declared(this);
     return withSettings;
-  }
-
-  /** A route or socket needs a named endpoint that is not already a queue handler. */
-  private assertRoutable(): void {
-    if (this.settings.name === undefined) {
-      throw new EndpointConfigError(
-        "name is required for load-balanced endpoints. use new Endpoint({ name: 'my-api', ... }) when registering routes.",
-      );
-    }
-    if (this.queue) {
-      throw new EndpointConfigError(
-        "cannot add routes after using Endpoint as a queue handler (.handler()). use one pattern or the other.",
-      );
-    }
   }
 
   /**
@@ -307,33 +359,22 @@ export class Endpoint {
    * messages with `for await`, answers with `socket.send()`; the connection closes when it returns.
    */
   websocket(path: string, fn: SocketFn): SocketFn {
+    const state = stateOf(this);
     const fastifyPath = checkPath(path);
-    this.assertRoutable();
+    state.assertRoutable();
     if (typeof fn !== "function") {
       throw new EndpointConfigError(`websocket ${path}: expected a function, got ${typeof fn}`);
     }
     const key = routeKey("GET", fastifyPath);
-    const existing = this.socketTable.get(key) ?? this.table.get(key);
+    const existing = state.socketTable.get(key) ?? state.table.get(key);
     if (existing) {
       throw new EndpointConfigError(
-        `duplicate route: GET ${path} on endpoint '${this.settings.name}' (already registered to '${functionName(existing.fn)}'); a WebSocket route is a GET`,
+        `duplicate route: GET ${path} on endpoint '${state.settings.name}' (already registered to '${functionName(existing.fn)}'); a WebSocket route is a GET`,
       );
     }
-    this.socketTable.set(key, { path: fastifyPath, fn });
-    this.declared();
+    state.socketTable.set(key, { path: fastifyPath, fn });
+    declared(this);
     return fn;
-  }
-
-  /** Told when a route or the queue handler is declared: the public API's subclass records the app here. */
-  protected declared(): void {}
-
-  /** Throws the toolkit's message when there is nothing to serve (checked when the endpoint starts). */
-  assertRoutes(): void {
-    if (this.isLoadBalanced || this.settings.server) return;
-    const name = this.settings.name ? ` '${this.settings.name}'` : "";
-    throw new EndpointConfigError(
-      `${NO_ROUTES_MESSAGE}: endpoint${name} has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.`,
-    );
   }
 }
 

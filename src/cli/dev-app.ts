@@ -2,6 +2,7 @@
 // the settings an Endpoint carries (workers, execution timeout).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { declarationOf } from "../app/endpoint.js";
 import { loadApp } from "../app/load.js";
 import { serverOf } from "../app/model-server/handler.js";
 import { isOpenAICompatible } from "../app/openai.js";
@@ -24,6 +25,8 @@ export interface DevApp {
   executionTimeoutMs?: number;
   /** A declared model server's start timeout, with room for the worker's own start: how long its workers may take. */
   startLimitMs?: number;
+  /** A declared model server's command: the files it names restart the workers when edited. */
+  server?: { command: string; args?: readonly string[] };
 }
 
 /** What a worker does besides waiting for its model server (import, fitness checks) before it is ready. */
@@ -36,7 +39,7 @@ interface DevSettings {
 }
 
 function settingsOf(app: App): DevSettings | undefined {
-  if (app.kind === "endpoint") return app.settings;
+  if (app.kind === "endpoint") return declarationOf(app).settings;
   return (app as { endpoint?: DevSettings }).endpoint;
 }
 
@@ -53,17 +56,19 @@ export async function describeApp(file: string): Promise<DevApp> {
     return { loadBalanced: false, routes: [] };
   }
   // An Endpoint with neither routes nor a queue handler has nothing to serve: refused now, not when a job comes.
-  if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) app.assertRoutes();
+  const declaration = app.kind === "endpoint" ? declarationOf(app) : undefined;
+  if (declaration && !declaration.isLoadBalanced && !declaration.queueHandler) declaration.assertRoutes();
   const settings = settingsOf(app);
   const model = serverOf(app);
   return {
-    loadBalanced: app.kind === "endpoint" && app.isLoadBalanced,
+    loadBalanced: declaration?.isLoadBalanced ?? false,
     name: settings?.name,
-    routes: app.kind === "endpoint" ? app.routes.map(({ method, path }) => ({ method, path })) : [],
+    routes: declaration ? declaration.routes.map(({ method, path }) => ({ method, path })) : [],
     openaiCompatible: app.kind === "handler" && isOpenAICompatible(app.fn),
     workers: settings ? [settings.workers[0], Math.max(1, settings.workers[1])] : undefined,
     executionTimeoutMs: settings && settings.executionTimeoutMs > 0 ? settings.executionTimeoutMs : undefined,
     startLimitMs: model ? model.settings.startTimeoutMs + START_SLACK_MS : undefined,
+    server: model ? { command: model.settings.command, args: model.settings.args } : undefined,
   };
 }
 

@@ -1,15 +1,16 @@
-// The GPU module's public face: the host's GPU facts, the CUDA driver API, the health check and SAXPY.
-export { type CudaCheckResult, checkCuda, DEFAULT_CUDA_CHECK, type DeviceCheck } from "./check.js";
+// The public entry `flash-worker/gpu`: the CUDA driver API from a handler, the host's GPU facts, and SAXPY as an example kernel.
 export {
   Cuda,
   CudaContext,
+  type CudaDevice,
   type DeviceBuffer,
   type Dim3,
   type Kernel,
-  NO_CUDA_MESSAGE,
   pointerParam,
 } from "./cuda.js";
-export { CudaError, GpuCheckError, NoGpuError, NvmlError } from "./errors.js";
-export { type GpuFacts, gpuFacts, gpuSummary, knownGpuFacts, logGpus, readGpuFacts } from "./facts.js";
-export { describeGpu, type GpuInfo, type GpuInventory } from "./nvml.js";
+// What the binding throws; the worker's own GPU check (GPU_CHECK_FAILED) is reported by the runtime, not caught.
+export { CudaError, NoGpuError, NvmlError } from "./errors.js";
+export { type GpuFacts, gpuFacts } from "./facts.js";
+export type { DevicePointer, Handle } from "./library.js";
+export type { GpuInfo, GpuInventory } from "./nvml.js";
 export { runSaxpy, SAXPY_PTX, type SaxpyResult } from "./saxpy.js";

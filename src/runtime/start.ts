@@ -1,5 +1,6 @@
 // startApp(): picks the mode from flags and environment and runs the app in it; resolves to an exit code.
 
+import { declarationOf } from "../app/endpoint.js";
 import { serverOf } from "../app/model-server/handler.js";
 import { type App, registry } from "../app/registry.js";
 import { isFlashError } from "../errors.js";
@@ -209,7 +210,7 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   appImportedAt ??= performance.now();
   keepTickShapes();
   // An Endpoint used with .handler(fn) is a queue-based endpoint.
-  let app = given.kind === "endpoint" ? (given.queueHandler ?? given) : given;
+  let app = given.kind === "endpoint" ? (declarationOf(given).queueHandler ?? given) : given;
   if (app.kind === "handler" && registry().remotes.size > 0) {
     const { withRemoteFunctions } = await import("../app/remote.js");
     app = withRemoteFunctions(app);

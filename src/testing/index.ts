@@ -10,6 +10,8 @@ import { createLogger, type LogLevel } from "../log/index.js";
 import { deserializeArg, serializeArg } from "../payload/base64.js";
 import type { FunctionRequest, FunctionResponse } from "../payload/types.js";
 
+// JobResult: the shape of RunJobResult.result, so a test can name it.
+export type { JobResult } from "../job/types.js";
 export { bytearray, frozenset, isPyFloat, PyFloat, pythonTypeName, tuple } from "../payload/values.js";
 
 // Importing this module means the test drives handlers itself: handler() must not start a runtime.

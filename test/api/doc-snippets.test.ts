@@ -1,7 +1,7 @@
 // Every TypeScript block in README.md and docs/ compiles, in strict mode, against the built package's types:
 // the docs are part of the product, and a renamed or moved export breaks them here before a user copies them.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Snippet, snippets } from "../e2e/snippets.js";
@@ -55,13 +55,9 @@ function handlerFor(index: number): string | undefined {
 }
 
 describe("TypeScript in README.md and docs/", () => {
-  it("is there to check: the README's handler, client, testing and GPU blocks", () => {
+  it("is there to check: the README's handler, client, testing, GPU and files blocks", () => {
     expect(blocks.length).toBeGreaterThanOrEqual(15);
-    for (const entry of [
-      'from "flash-worker"',
-      'from "flash-worker/client"',
-      'from "flash-worker/testing"',
-    ]) {
+    for (const entry of ["", "/client", "/testing", "/gpu", "/files"].map((e) => `from "flash-worker${e}"`)) {
       expect(blocks.some((b) => b.text.includes(entry))).toBe(true);
     }
   });
@@ -89,7 +85,17 @@ describe("TypeScript in README.md and docs/", () => {
         writeFileSync(join(WORK, dir, "handler.ts"), handler!);
       }
     });
-    const dts = (entry: string) => join(ROOT, "dist", entry, "index.d.ts");
+    // Each entry point where package.json's "exports" publishes it: "flash-worker/files" is dist/runtime/files/.
+    const exportsField = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<
+      string,
+      unknown
+    >;
+    const paths = Object.fromEntries(
+      Object.entries(exportsField).flatMap(([key, value]) => {
+        const types = (value as { types?: string }).types;
+        return types ? [[`flash-worker${key.slice(1)}`, [join(ROOT, types)]]] : [];
+      }),
+    );
     const tsconfig = {
       compilerOptions: {
         strict: true,
@@ -100,10 +106,7 @@ describe("TypeScript in README.md and docs/", () => {
         allowImportingTsExtensions: true,
         skipLibCheck: true,
         types: ["node"],
-        paths: {
-          "flash-worker": [dts("")],
-          "flash-worker/*": [join(ROOT, "dist", "*", "index.d.ts")],
-        },
+        paths,
       },
       include,
     };

@@ -284,6 +284,33 @@ describe("flash run", () => {
     }
   });
 
+  it("an Endpoint declared with the app's own copy of flash-worker is served by the runtime's copy", async () => {
+    const { cpSync, mkdirSync, rmSync } = await import("node:fs");
+    const dir = mkdtempSync(join(ROOT, "test-artifacts-"));
+    try {
+      // The same version installed again: the image's runtime and the app's dependency, two module instances.
+      const copy = join(dir, "node_modules", "flash-worker");
+      mkdirSync(copy, { recursive: true });
+      cpSync(join(ROOT, "dist"), join(copy, "dist"), { recursive: true });
+      cpSync(join(ROOT, "package.json"), join(copy, "package.json"));
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "user-app", type: "module" }));
+      writeFileSync(
+        join(dir, "app.mjs"),
+        'import { Endpoint } from "flash-worker";\nconst api = new Endpoint({ name: "copy-api" });\napi.onStart(() => { globalThis.started = true; });\napi.get("/hi/:who", ({ who }) => ({ hi: who, started: globalThis.started === true }));\nexport default api;\n',
+      );
+      const { code, stdout, stderr } = await flashRun([
+        "run",
+        join(dir, "app.mjs"),
+        "--test-input",
+        '{"method": "GET", "path": "/hi/copy"}',
+      ]);
+      expect(code, stderr).toBe(0);
+      expect(JSON.parse(stdout)).toEqual({ hi: "copy", started: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("node app.js that only declares an Endpoint starts nothing and ends; start(api) serves it", async () => {
     const { spawn, spawnSync } = await import("node:child_process");
     const { rmSync } = await import("node:fs");

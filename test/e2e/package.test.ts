@@ -79,8 +79,11 @@ describe(
           'import * as main from "flash-worker";',
           'import * as client from "flash-worker/client";',
           'import * as testing from "flash-worker/testing";',
+          'import * as gpu from "flash-worker/gpu";',
+          'import * as files from "flash-worker/files";',
           "const { result } = await testing.runJob(main.handler((job) => job.input), { ok: true });",
-          "console.log(JSON.stringify({ main: typeof main.Endpoint, client: typeof client.endpoint, result }));",
+          "const types = { main: typeof main.Endpoint, client: typeof client.endpoint, gpu: typeof gpu.Cuda };",
+          "console.log(JSON.stringify({ ...types, files: typeof files.upload, result }));",
           "",
         ].join("\n"),
       );
@@ -213,6 +216,8 @@ describe(
         expect(JSON.parse(out.stdout)).toEqual({
           main: "function",
           client: "function",
+          gpu: "function",
+          files: "function",
           result: { output: { ok: true } },
         });
       });

@@ -7,9 +7,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DownloadError, download, handler } from "../../src/index.js";
+import { handler } from "../../src/index.js";
 import { type AddressPolicy, PUBLIC_ONLY } from "../../src/runtime/files/address.js";
 import { type Connection, downloadWith } from "../../src/runtime/files/download.js";
+import { DownloadError, download } from "../../src/runtime/files/index.js";
 import { runJob } from "../../src/testing/index.js";
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cachedModelPath, isFlashError, modelCachePath, volumePath } from "../../src/index.js";
+import { isFlashError } from "../../src/index.js";
+import { cachedModelPath, modelCachePath, volumePath } from "../../src/runtime/files/index.js";
 import { flashRun } from "../process.js";
 
 let volume: string;

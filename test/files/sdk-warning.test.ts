@@ -19,7 +19,8 @@ describe("the AWS SDK's NodeVersionSupportWarning", () => {
       writeFileSync(
         join(dir, "handler.mjs"),
         [
-          'import { handler, upload } from "flash-worker";',
+          'import { handler } from "flash-worker";',
+          'import { upload } from "flash-worker/files";',
           "export default handler(async () => {",
           '  process.emitWarning("the app\'s own warning");',
           '  const { key } = await upload(new TextEncoder().encode("hi"), { key: "w.txt" });',

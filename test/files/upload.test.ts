@@ -14,8 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { handler, hasBucket, UploadError, type UploadOptions, upload } from "../../src/index.js";
+import { handler } from "../../src/index.js";
 import { resolveBucket } from "../../src/runtime/files/bucket.js";
+import { hasBucket, UploadError, type UploadOptions, upload } from "../../src/runtime/files/index.js";
 import { runJob } from "../../src/testing/index.js";
 import { type LocalS3, startS3 } from "./s3rver.js";
 

@@ -1,6 +1,7 @@
 // server()'s options and what declaring one does to handler() and Endpoint: defaults, refusals, concurrency,
 // the passthrough in front of the app's function, and an Endpoint whose only content is a server.
 import { afterEach, describe, expect, it } from "vitest";
+import { declarationOf } from "../../src/app/endpoint.js";
 import { serverOf } from "../../src/app/model-server/handler.js";
 import { registry } from "../../src/app/registry.js";
 import { Endpoint, handler, type ServerOptions, server } from "../../src/index.js";
@@ -116,14 +117,14 @@ describe("a server given to handler() and Endpoint", () => {
   it("new Endpoint({ server }) alone is a load-balanced app; with .handler() a queue one with the passthrough", () => {
     const model = server(base);
     const lb = new Endpoint({ name: "llm", server: model });
-    expect(lb.isLoadBalanced).toBe(true);
+    expect(declarationOf(lb).isLoadBalanced).toBe(true);
     expect(lb.server).toBe(model);
-    expect(() => lb.assertRoutes()).not.toThrow();
-    expect(lb.settings.maxConcurrency).toBe(16);
+    expect(() => declarationOf(lb).assertRoutes()).not.toThrow();
+    expect(declarationOf(lb).settings.maxConcurrency).toBe(16);
     expect(registry().app).toBe(lb);
     const queue = new Endpoint({ name: "llm-queue", server: model, maxConcurrency: 4 });
     const definition = queue.handler(() => "ok");
-    expect(queue.isLoadBalanced).toBe(false);
+    expect(declarationOf(queue).isLoadBalanced).toBe(false);
     expect(definition).toMatchObject({ concurrency: 4, returnAggregateStream: true });
     expect(serverOf(definition)).toBe(model);
     expect(() => new Endpoint({ name: "x", server: "vllm" as never })).toThrow(

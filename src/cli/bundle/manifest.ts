@@ -1,6 +1,6 @@
 // The manifest: what the app's entry files declare (name, kind, routes, workers, timeouts), read by loading them.
 import { relative } from "node:path";
-import type { EndpointHandlerDefinition } from "../../app/endpoint.js";
+import { declarationOf, type EndpointHandlerDefinition } from "../../app/endpoint.js";
 import { endpointIdFor, endpointSlug, loadApp } from "../../app/load.js";
 import { isOpenAICompatible } from "../../app/openai.js";
 import { type App, registry } from "../../app/registry.js";
@@ -104,17 +104,17 @@ function loadFailure(err: unknown, rel: string, file: string): string {
 }
 
 function describe(app: App, rel: string, file: string): ManifestEndpoint {
-  if (app.kind === "endpoint" && !app.isLoadBalanced && !app.queueHandler) {
+  const declaration = app.kind === "endpoint" ? declarationOf(app) : undefined;
+  if (declaration && !declaration.isLoadBalanced && !declaration.queueHandler) {
     try {
-      app.assertRoutes();
+      declaration.assertRoutes();
     } catch (err) {
       throw new BuildError(`${rel}: ${(err as Error).message}`);
     }
   }
   // `export default ep.handler(fn)` exports the queue handler, which carries its Endpoint's settings.
-  const settings =
-    app.kind === "endpoint" ? app.settings : (app as Partial<EndpointHandlerDefinition>).endpoint;
-  const loadBalanced = app.kind === "endpoint" && app.isLoadBalanced;
+  const settings = declaration?.settings ?? (app as Partial<EndpointHandlerDefinition>).endpoint;
+  const loadBalanced = declaration?.isLoadBalanced ?? false;
   const name = settings?.name ?? endpointIdFor(file);
   const concurrency = app.kind === "handler" ? app.concurrency : undefined;
   return {
@@ -124,8 +124,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     kind: loadBalanced ? "load-balanced" : "queue",
     // As `flash dev` tells it (dev-app.ts): the handler was made by openaiCompatible() or is a server's passthrough.
     ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openai: true } : {}),
-    routes:
-      app.kind === "endpoint" ? app.routes.map((route) => ({ method: route.method, path: route.path })) : [],
+    routes: declaration?.routes.map((route) => ({ method: route.method, path: route.path })) ?? [],
     workers: settings ? [settings.workers[0], settings.workers[1]] : [0, 1],
     executionTimeoutMs: settings?.executionTimeoutMs ?? 0,
     nodeVersion: settings?.nodeVersion,

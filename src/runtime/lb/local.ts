@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
-import type { Endpoint } from "../../app/endpoint.js";
+import { declarationOf, type Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerConfig } from "../options.js";
@@ -63,7 +63,7 @@ export async function runLocalRequests(
   print: (text: string) => void,
 ): Promise<number> {
   try {
-    endpoint.assertRoutes();
+    declarationOf(endpoint).assertRoutes();
   } catch (err) {
     if (isEndpointConfigError(err)) {
       log.error(err.message);

@@ -1,6 +1,6 @@
 // Load-balanced mode: the endpoint's routes served on PORT until SIGTERM, then drained.
 
-import type { Endpoint } from "../../app/endpoint.js";
+import { declarationOf, type Endpoint } from "../../app/endpoint.js";
 import { ServerStartError } from "../../app/model-server/errors.js";
 import { pathMatcher } from "../../app/rules.js";
 import { isEndpointConfigError } from "../../app/settings.js";
@@ -32,7 +32,7 @@ export async function serveEndpoint(
   const name = endpoint.name ?? "endpoint";
   const lbLog = log.child({ subject: name });
   try {
-    endpoint.assertRoutes();
+    declarationOf(endpoint).assertRoutes();
   } catch (err) {
     if (!isEndpointConfigError(err)) throw err;
     lbLog.error(err.message);
@@ -65,8 +65,8 @@ export async function serveEndpoint(
       }
     : undefined;
   const server = new RouteServer(endpoint, { log: lbLog, server: model, ready });
-  addHealthPath(server.app, config.healthPath, endpoint.routes);
-  addSocketRoutes(server.app, endpoint.sockets, lbLog);
+  addHealthPath(server.app, config.healthPath, declarationOf(endpoint).routes);
+  addSocketRoutes(server.app, declarationOf(endpoint).sockets, lbLog);
   let health: HealthListener | undefined;
   try {
     await server.app.listen({ host: config.host, port: config.port });
@@ -78,7 +78,7 @@ export async function serveEndpoint(
   }
   // After listen, so @fastify/websocket's listener is in place to take the upgrades TS declares.
   if (model) {
-    const sockets = endpoint.sockets.map((s) => pathMatcher(s.path));
+    const sockets = declarationOf(endpoint).sockets.map((s) => pathMatcher(s.path));
     proxyUpgrades(server.app.server, model, {
       ready: () => server.state === "READY",
       declared: (path) => sockets.some((matcher) => matcher.test(path)),
@@ -108,7 +108,7 @@ export async function serveEndpoint(
     }
     lbLog.info(healthLine(config.host, health.port, config.healthPath));
   }
-  for (const route of endpoint.routes) lbLog.debug(`Route ${route.method} ${route.path}`);
+  for (const route of declarationOf(endpoint).routes) lbLog.debug(`Route ${route.method} ${route.path}`);
 
   // The model server exiting ends the endpoint as a signal would, and the exit code says it failed.
   let died: Error | undefined;

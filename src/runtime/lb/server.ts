@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import type { Endpoint, RouteDefinition, RouteFn } from "../../app/endpoint.js";
+import { declarationOf, type Endpoint, type RouteDefinition, type RouteFn } from "../../app/endpoint.js";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { pathMatcher, timeoutMessage } from "../../app/rules.js";
 import { gpuSummary } from "../../gpu/facts.js";
@@ -59,7 +59,7 @@ export class RouteServer {
     addBodyParsers(app);
     addErrorAnswers(app, endpoint, this.log);
     addPing(app, () => this.current);
-    for (const route of endpoint.routes) addRoute(app, route, this.routeHandler(route));
+    for (const route of declarationOf(endpoint).routes) addRoute(app, route, this.routeHandler(route));
     addMetrics(app, endpoint, this.log, () => this.running);
     if (this.log.level === "DEBUG" || this.log.level === "TRACE") {
       app.addHook("onResponse", async (request, reply) => {
@@ -83,7 +83,7 @@ export class RouteServer {
   async start(): Promise<boolean> {
     try {
       await this.options.ready?.();
-      for (const hook of this.endpoint.startHooks) await hook();
+      for (const hook of declarationOf(this.endpoint).startHooks) await hook();
     } catch (err) {
       this.current = "SETUP_FAILED";
       this.log.error(`onStart failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -223,7 +223,10 @@ function fastifyApp(endpoint: Endpoint, options: RouteServerOptions, ready: () =
 /** Whether a method and path is a declared route or /ping, as fastify matches them (a GET route answers HEAD too). */
 function declaredMatcher(endpoint: Endpoint): (method: string, path: string) => boolean {
   const declared = [
-    ...endpoint.routes.map((route) => ({ method: route.method as string, test: pathMatcher(route.path) })),
+    ...declarationOf(endpoint).routes.map((route) => ({
+      method: route.method as string,
+      test: pathMatcher(route.path),
+    })),
     { method: "GET", test: /^\/ping$/ },
   ];
   return (method, path) =>
@@ -256,7 +259,10 @@ function addErrorAnswers(app: FastifyInstance, endpoint: Endpoint, log: Logger):
     return reply.code(status).send({ error: err.message });
   });
   // The path is declared for other methods: 405 with the ones it takes (RFC 9110 §15.5.6), not a 404.
-  const matchers = endpoint.routes.map((route) => ({ method: route.method, test: pathMatcher(route.path) }));
+  const matchers = declarationOf(endpoint).routes.map((route) => ({
+    method: route.method,
+    test: pathMatcher(route.path),
+  }));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? "/";
     const allowed = [...new Set(matchers.filter((m) => m.test.test(path)).map((m) => m.method))];
@@ -318,7 +324,7 @@ function addMetrics(app: FastifyInstance, endpoint: Endpoint, log: Logger, inFli
     );
     done();
   });
-  if (endpoint.routes.some((route) => claimsPath(route.path, METRICS_PATH))) {
+  if (declarationOf(endpoint).routes.some((route) => claimsPath(route.path, METRICS_PATH))) {
     log.debug(`${METRICS_PATH} is a route of this endpoint: the worker's metrics are not served`);
   } else {
     app.get(METRICS_PATH, (_request, reply) =>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { declarationOf, type EndpointHandlerDefinition } from "../../../src/app/endpoint.js";
 import { registry } from "../../../src/app/registry.js";
 import { Endpoint, EndpointConfigError } from "../../../src/index.js";
 
@@ -24,7 +25,7 @@ describe("route rules (interface document: Route rules; docs/toolkit.md §4.1)",
     api.delete("/a", noop);
     api.patch("/a", noop);
     api.route("post", "/lower-case-method", noop);
-    expect(api.routes.map((r) => `${r.method} ${r.path}`)).toEqual([
+    expect(declarationOf(api).routes.map((r) => `${r.method} ${r.path}`)).toEqual([
       "POST /a",
       "GET /a",
       "PUT /a",
@@ -32,7 +33,7 @@ describe("route rules (interface document: Route rules; docs/toolkit.md §4.1)",
       "PATCH /a",
       "POST /lower-case-method",
     ]);
-    expect(api.isLoadBalanced).toBe(true);
+    expect(declarationOf(api).isLoadBalanced).toBe(true);
   });
 
   it("rule 1: the method must be one of GET, POST, PUT, DELETE, PATCH", () => {
@@ -84,14 +85,14 @@ describe("route rules (interface document: Route rules; docs/toolkit.md §4.1)",
       "duplicate route: GET /items/{item_id} on endpoint 'items' (already registered to 'noop')",
     );
     expect(message(() => api.get("/items/:other", () => 1))).toMatch(/^duplicate route: GET \/items\/:other/);
-    expect(api.routes[0]?.path).toBe("/items/:id");
+    expect(declarationOf(api).routes[0]?.path).toBe("/items/:id");
     api.get("/users/{user_id}", noop);
-    expect(api.routes[1]?.path).toBe("/users/:user_id");
+    expect(declarationOf(api).routes[1]?.path).toBe("/users/:user_id");
   });
 
   it("rule 4: a load-balanced endpoint needs at least one route, checked at start", () => {
     const api = new Endpoint({ name: "empty" });
-    expect(message(() => api.assertRoutes())).toBe(
+    expect(message(() => declarationOf(api).assertRoutes())).toBe(
       "Load-balanced endpoints require route decorators: endpoint 'empty' has no routes. Add one with .get/.post/.put/.delete/.patch(path, fn), or use .handler(fn) for a queue-based endpoint.",
     );
   });
@@ -139,8 +140,12 @@ describe("one endpoint, one pattern: routes or a queue handler", () => {
     const definition = api.handler((job) => job.input);
     expect(definition.kind).toBe("handler");
     expect(definition.concurrency).toBe(4);
-    expect(definition.endpoint).toMatchObject({ name: "worker", executionTimeoutMs: 5000, workers: [1, 2] });
-    expect(api.queueHandler).toBe(definition);
+    expect((definition as EndpointHandlerDefinition).endpoint).toMatchObject({
+      name: "worker",
+      executionTimeoutMs: 5000,
+      workers: [1, 2],
+    });
+    expect(declarationOf(api).queueHandler).toBe(definition);
     expect(registry().app).toBe(api);
     const own = new Endpoint({ name: "w2", maxConcurrency: 4 }).handler(noop, { concurrency: 2 });
     expect(own.concurrency).toBe(2);
@@ -159,9 +164,9 @@ describe("WebSocket routes (docs/toolkit.md §4.6)", () => {
   it("make the endpoint load-balanced, and follow the route rules", () => {
     const api = new Endpoint({ name: "ws-api" });
     api.websocket("/ws", chat);
-    expect(api.isLoadBalanced).toBe(true);
-    expect(() => api.assertRoutes()).not.toThrow();
-    expect(api.sockets.map((s) => s.path)).toEqual(["/ws"]);
+    expect(declarationOf(api).isLoadBalanced).toBe(true);
+    expect(() => declarationOf(api).assertRoutes()).not.toThrow();
+    expect(declarationOf(api).sockets.map((s) => s.path)).toEqual(["/ws"]);
     expect(message(() => api.websocket("ws", chat))).toBe("path must start with '/', got: ws");
     expect(message(() => api.websocket("/ping", chat))).toMatch(
       /^path '\/ping' is reserved by the framework/,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { declarationOf } from "../../../src/app/endpoint.js";
 import { parseEndpointOptions } from "../../../src/app/settings.js";
 import {
   Endpoint,
@@ -20,7 +21,7 @@ describe("Endpoint configuration (interface document: Toolkit endpoint configura
     expect(api.executionTimeoutMs).toBe(0);
     expect(api.nodeVersion).toBe("24");
     expect(api.dependencies).toEqual([]);
-    expect(api.settings.maxConcurrency).toBe(1);
+    expect(declarationOf(api).settings.maxConcurrency).toBe(1);
   });
 
   it("keeps every field it is given", () => {
