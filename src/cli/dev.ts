@@ -1,12 +1,19 @@
-// `flash dev`: the local platform with workers running each handler file, restarted when its module graph changes.
+// `flash dev`: the local platform with workers running each handler file, restarted when its module graph, its model
+// server's files or a --watch path changes.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { endpointIdFor, findHandlerFile } from "../app/load.js";
-import { ConfigError } from "../options/index.js";
+import { ConfigError, nonEmpty, repeated } from "../options/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
 import { openaiBaseUrl } from "./deploy/mapping.js";
 import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
-import { watchEndpoints } from "./dev-watch.js";
+import {
+  MAX_WATCH_PATTERNS,
+  serverFiles,
+  type WatchPattern,
+  watchEndpoints,
+  watchPatterns,
+} from "./dev-watch.js";
 import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
 import { type CommandSpec, parseCommandArgs } from "./options.js";
 
@@ -24,6 +31,12 @@ export const spec = {
       value: "MIN,MAX",
       help: "workers per endpoint; N means 0,N (env FLASH_WORKERS; default: the Endpoint's workers, else 1,3)",
     },
+    watch: repeated(
+      ["--watch"],
+      nonEmpty,
+      "PATH|GLOB",
+      `a file, folder or glob (models/*.py, conf/**) whose change restarts every endpoint's workers; repeatable, at most ${MAX_WATCH_PATTERNS}`,
+    ),
   },
 } satisfies CommandSpec;
 
@@ -68,8 +81,10 @@ interface DevEndpoint {
 export async function run(args: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseCommandArgs<typeof spec.options>>;
   let files: string[];
+  let patterns: WatchPattern[];
   try {
     parsed = parseCommandArgs(spec, args);
+    patterns = watchPatterns(parsed.options.watch, process.cwd());
     files =
       parsed.positional.length > 0
         ? parsed.positional.map((f) => findHandlerFile(f))
@@ -122,12 +137,15 @@ export async function run(args: string[]): Promise<number> {
     apps.map((a) => ({
       id: a.id,
       file: a.file,
+      // The files its model server's command names (`python3 server.py`): the server runs them from here.
+      files: a.app.server ? serverFiles(a.app.server, process.cwd()) : [],
       restart: () => {
         platform.pool(a.id)?.restartAll();
         platform.lb.get(a.id)?.restartAll();
       },
     })),
     log.child({ subject: "dev" }),
+    patterns,
   );
   const tryLine = (a: DevEndpoint) =>
     a.app.loadBalanced

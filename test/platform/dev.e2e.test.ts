@@ -267,6 +267,93 @@ describe("flash dev restarts the workers of an endpoint whose code changed, and 
   );
 });
 
+describe("flash dev restarts an endpoint when its model server's file or a --watch file changes (issue 44, item 9)", () => {
+  const dir = join(ROOT, "test-artifacts", "dev-server-watch");
+  const rel = "test-artifacts/dev-server-watch";
+  /** A stdlib Python server: /health for the runtime, /version answering the VERSION this file holds. */
+  const serverPy = (version: string) =>
+    [
+      "import sys",
+      "from http.server import BaseHTTPRequestHandler, HTTPServer",
+      `VERSION = "${version}"`,
+      "class H(BaseHTTPRequestHandler):",
+      "    def do_GET(self):",
+      "        body = (VERSION if self.path == '/version' else 'ok').encode()",
+      "        self.send_response(200)",
+      "        self.send_header('content-length', str(len(body)))",
+      "        self.end_headers()",
+      "        self.wfile.write(body)",
+      "    def log_message(self, *args):",
+      "        pass",
+      "HTTPServer(('127.0.0.1', int(sys.argv[sys.argv.index('--port') + 1])), H).serve_forever()",
+      "",
+    ].join("\n");
+  let dev: FlashProcess;
+  beforeAll(async () => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "server.py"), serverPy("v1"));
+    // Read when the worker starts, imported by nothing: only --watch makes its change restart the workers.
+    writeFileSync(join(dir, "note.txt"), "n1\n");
+    writeFileSync(
+      join(dir, "handler.ts"),
+      [
+        'import { readFileSync } from "node:fs";',
+        'import { handler, server } from "flash-worker";',
+        'const note = readFileSync(new URL("./note.txt", import.meta.url), "utf8").trim();',
+        `const model = server({ command: "python3 ${rel}/server.py --port {port}", port: 0, openai: false, name: "watched" });`,
+        'export default handler(async () => ({ server: await (await model.fetch("/version")).text(), note }), { server: model });',
+        "",
+      ].join("\n"),
+    );
+    dev = await startFlash("dev", [
+      join(dir, "handler.ts"),
+      "--port",
+      "0",
+      "--workers",
+      "1,1",
+      "--watch",
+      `${rel}/*.txt`,
+    ]);
+  }, E2E_TIMEOUT);
+  afterAll(async () => {
+    await dev?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, E2E_TIMEOUT);
+
+  const answer = async () =>
+    (await dev.call("/runsync", { input: {} })).output as { server?: string; note?: string };
+
+  it(
+    "an edit of server.py (named by the server's command) restarts the worker, and the new server answers",
+    async () => {
+      expect(await answer()).toEqual({ server: "v1", note: "n1" });
+      writeFileSync(join(dir, "server.py"), serverPy("v2"));
+      await dev.waitForLine(/server\.py changed; restarting dev-server-watch$/, "the restart");
+      await eventually(
+        async () => ((await answer()).server === "v2" ? true : undefined),
+        "the new server",
+        90_000,
+      );
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "a file matching --watch restarts the worker, which reads it anew",
+    async () => {
+      writeFileSync(join(dir, "note.txt"), "n2\n");
+      await dev.waitForLine(/note\.txt changed; restarting dev-server-watch$/, "the restart");
+      await eventually(
+        async () => ((await answer()).note === "n2" ? true : undefined),
+        "the new note",
+        90_000,
+      );
+      expect(await answer()).toEqual({ server: "v2", note: "n2" });
+    },
+    E2E_TIMEOUT,
+  );
+});
+
 describe("flash serve", () => {
   let serve: FlashProcess;
   beforeAll(async () => {
