@@ -17,8 +17,12 @@ import {
   STANDIN,
   startLocalCloud,
 } from "./registry.js";
+import { snippets } from "./snippets.js";
 
 const KEY = "e2e-own-dockerfile-key";
+const readmeDockerfile = snippets("README.md").find(
+  (s) => s.section === "Wrap a model server" && s.lang === "dockerfile",
+)?.text;
 
 describeWithImages("flash deploy: two endpoints, one image from the project's own Dockerfile", () => {
   let cloud: LocalCloud | undefined;
@@ -28,6 +32,9 @@ describeWithImages("flash deploy: two endpoints, one image from the project's ow
   let home: string;
 
   beforeAll(async () => {
+    expect(readmeDockerfile, 'README.md "Wrap a model server" has a Dockerfile').toMatch(
+      /^CMD \["queue\/handler\.ts"\]$/m,
+    );
     cloud = await startLocalCloud(KEY, 5_000);
     ({ registry, proxy } = cloud);
     home = mkdtempSync(join(tmpdir(), "flash-home-"));
@@ -47,8 +54,8 @@ describeWithImages("flash deploy: two endpoints, one image from the project's ow
         "",
       ].join("\n"),
       "lb/test_input.json": JSON.stringify({ requests: [{ method: "GET", path: "/whoami" }] }),
-      // The README's own Dockerfile: its CMD names the queue file, which every endpoint used to run.
-      Dockerfile: 'FROM localhost/flash-worker:cpu\nWORKDIR /app\nCOPY . .\nCMD ["queue/handler.ts"]\n',
+      // The README's own Dockerfile ("Wrap a model server"): its CMD names the queue file, which every endpoint used to run.
+      Dockerfile: readmeDockerfile ?? "",
       ".dockerignore": "node_modules\n.flash\n",
     });
   }, 20 * 60_000);
