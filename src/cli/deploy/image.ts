@@ -404,7 +404,7 @@ export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
 
 /**
  * `docker build` with the tool: Docker format keeps HEALTHCHECK (OCI has none), chroot isolation runs RUN steps
- * without a runtime. A failed build leaves no working container behind (under vfs each is a full copy).
+ * without a runtime. No build leaves a working container behind, failed or not (under vfs each is a full copy).
  */
 async function bud(tool: ContainerTool, args: string[], show: (line: string) => void): Promise<void> {
   if (tool.name === "docker") {
@@ -420,10 +420,10 @@ async function bud(tool: ContainerTool, args: string[], show: (line: string) => 
         onLine: show,
       },
     );
-  } catch (err) {
+  } finally {
+    // buildah 1.28 can leave a multi-stage build's stage container (`flash-standin-working-container`) even on success.
     const left = (await workingContainers(tool)).filter((name) => !before.has(name));
     if (left.length > 0) await runTool(tool, ["rm", ...left]).catch(() => undefined);
-    throw err;
   }
 }
 
