@@ -1,6 +1,4 @@
-// The one-shot local test: the test job from --test_input or test_input.json, run once, printed.
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+// The one-shot local test: the test job from --test_input or test_input.json (beside the handler first), run once, printed.
 import type { EndpointHandlerDefinition } from "../app/endpoint.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
@@ -14,40 +12,52 @@ import { type JobSpan, tracing } from "../trace/index.js";
 import { runWarmUp } from "./cold-start.js";
 import type { WorkerConfig } from "./options.js";
 import { fitResult } from "./queue/large-output.js";
+import { readTestInput } from "./test-input.js";
 
-/** Reads the test job: --test_input, else ./test_input.json, else test_input.json beside the handler file. */
-function readTestJob(config: WorkerConfig, log: Logger): { job?: Record<string, unknown>; source?: string } {
-  let text: string | undefined;
-  let source: string | undefined;
-  if (config.testInput !== undefined) {
-    text = config.testInput;
-    source = "--test_input";
-  } else {
-    const candidates = [resolve("test_input.json")];
-    const beside = config.file ? join(dirname(resolve(config.file)), "test_input.json") : undefined;
-    if (beside && beside !== candidates[0]) candidates.push(beside);
-    source = candidates.find((path) => existsSync(path));
-    if (!source) {
-      log.warn("test_input.json not found, exiting.");
-      log.warn(`Looked for ${candidates.join(" and ")}; pass the job with --test-input '{"input": {...}}'.`);
-      return {};
-    }
-    text = readFileSync(source, "utf8");
+/** The test job, checked: an object with "input", from the source `readTestInput` found. */
+export interface TestJob {
+  job: Record<string, unknown>;
+  source: string;
+}
+
+/**
+ * Reads and checks the test job before anything starts (a model server's load can take minutes): --test_input,
+ * else test_input.json beside the handler file, else ./test_input.json. Undefined, with the reason logged, when
+ * there is none or it is not a queue job.
+ */
+export function prepareTestJob(config: WorkerConfig, log: Logger): TestJob | undefined {
+  const read = readTestInput(config);
+  if (typeof read === "string") {
+    log.error(read);
+    return undefined;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    log.error(
-      `Test input from ${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
-    return {};
+  if ("missing" in read) {
+    log.warn("test_input.json not found, exiting.");
+    log.warn(`Looked for ${read.missing.join(" and ")}; pass the job with --test-input '{"input": {...}}'.`);
+    return undefined;
   }
+  const { parsed, source } = read;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     log.error(`Test input from ${source} must be a JSON object like {"input": {...}}.`);
-    return {};
+    return undefined;
   }
-  return { job: parsed as Record<string, unknown>, source };
+  const job = parsed as Record<string, unknown>;
+  if (job.input === undefined || job.input === null) {
+    if ("requests" in job || "path" in job) {
+      log.error(
+        `Test input from ${source}: this is a queue endpoint: its test input is a job {"input": {...}}, not a load-balanced endpoint's HTTP requests.`,
+      );
+      return undefined;
+    }
+    const given = JSON.stringify(job);
+    const wrapped = given.length > 200 ? '{"input": {...}}' : `{"input": ${given}}`;
+    log.error(
+      `Job has no input parameter. Unable to run. The test input from ${source} must put the handler's input under "input": ${wrapped}`,
+    );
+    return undefined;
+  }
+  log.info(`Test input: ${source}`);
+  return { job, source };
 }
 
 /** The platform's execution timeout when the Endpoint sets none: how long the one-shot test waits by default. */
@@ -65,17 +75,8 @@ export async function runOneShot(
   config: WorkerConfig,
   log: Logger,
   print: (text: string) => void,
+  { job }: TestJob,
 ): Promise<number> {
-  const { job, source } = readTestJob(config, log);
-  if (!job) return 1;
-  if (job.input === undefined || job.input === null) {
-    const given = JSON.stringify(job);
-    const wrapped = given.length > 200 ? '{"input": {...}}' : `{"input": ${given}}`;
-    log.error(
-      `Job has no input parameter. Unable to run. The test input from ${source} must put the handler's input under "input": ${wrapped}`,
-    );
-    return 1;
-  }
   // The warm-up runs here too, so the test job sees the worker as the platform would (docs/protocol.md §10.2).
   const warmStart = performance.now();
   // A hand-written definition ({kind: "handler", fn}) has no startHooks.

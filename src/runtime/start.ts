@@ -270,10 +270,13 @@ async function runMode(
   if (app.kind === "endpoint") {
     // Loaded on demand so queue workers never pay for the HTTP server.
     if (print) {
-      const { runLocalRequests } = await import("./lb/local.js");
+      const { prepareLocalRequests, runLocalRequests } = await import("./lb/local.js");
       const local = log.child({ subject: "local" });
+      // Checked before the server starts: a wrong test input must not wait out a model's load.
+      const requests = prepareLocalRequests(app, config, local);
+      if (!requests) return 1;
       // A declared model server runs for the test requests too: the routes TS does not declare go to it.
-      return withServerRunning(app, config, local, () => runLocalRequests(app, config, local, print));
+      return withServerRunning(app, config, local, () => runLocalRequests(app, requests, local, print));
     }
     const { serveEndpoint } = await import("./lb/serve.js");
     return serveEndpoint(app, config, log);
@@ -283,9 +286,12 @@ async function runMode(
     return serveApi(app, config, log, runQueueWorker);
   }
   if (print) {
-    const { runOneShot } = await import("./one-shot.js");
+    const { prepareTestJob, runOneShot } = await import("./one-shot.js");
     const local = log.child({ subject: "local" });
-    return withServerRunning(app, config, local, () => runOneShot(app, config, local, print));
+    // Checked before the server starts: a wrong test input must not wait out a model's load.
+    const job = prepareTestJob(config, local);
+    if (!job) return 1;
+    return withServerRunning(app, config, local, () => runOneShot(app, config, local, print, job));
   }
   return runQueueWorker(app, config, log);
 }

@@ -1,11 +1,10 @@
 // `flash run` on a load-balanced endpoint: send the requests test_input.json describes, through the real server.
-import { existsSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { dirname, join, resolve } from "node:path";
 import { declarationOf, type Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerConfig } from "../options.js";
+import { readTestInput } from "../test-input.js";
 import { RouteServer } from "./server.js";
 
 /** One request of a load-balanced test input. */
@@ -41,53 +40,55 @@ export function parseTestRequests(parsed: unknown): TestRequest[] | string {
   return list;
 }
 
-function readTestInput(config: WorkerConfig): { text: string; source: string } | string {
-  if (config.testInput !== undefined) return { text: config.testInput, source: "--test_input" };
-  const candidates = [resolve("test_input.json")];
-  if (config.file) candidates.push(join(dirname(resolve(config.file)), "test_input.json"));
-  const source = candidates.find((path) => existsSync(path));
-  if (!source) {
-    return `test_input.json not found (looked for ${candidates.join(" and ")}); describe the requests to send, e.g. ${EXAMPLE}`;
-  }
-  return { text: readFileSync(source, "utf8"), source };
-}
-
 /**
- * Sends each test request to the endpoint in process (no socket); each answer's body goes to `print` (stdout),
- * one per line, and its status to the log. 0 when all are < 400.
+ * The test requests, checked before anything starts (a model server's load can take minutes): --test_input,
+ * else test_input.json beside the handler file, else ./test_input.json. Undefined, with the reason logged, when
+ * the routes are misdeclared or the input is missing or not a load-balanced one.
  */
-export async function runLocalRequests(
+export function prepareLocalRequests(
   endpoint: Endpoint,
   config: WorkerConfig,
   log: Logger,
-  print: (text: string) => void,
-): Promise<number> {
+): TestRequest[] | undefined {
   try {
     declarationOf(endpoint).assertRoutes();
   } catch (err) {
     if (isEndpointConfigError(err)) {
       log.error(err.message);
-      return 1;
+      return undefined;
     }
     throw err;
   }
-  const input = readTestInput(config);
-  if (typeof input === "string") {
-    log.error(input);
-    return 1;
+  const read = readTestInput(config);
+  if (typeof read === "string") {
+    log.error(read);
+    return undefined;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(input.text);
-  } catch (err) {
-    log.error(`Test input from ${input.source} is not valid JSON: ${(err as Error).message}`);
-    return 1;
+  if ("missing" in read) {
+    log.error(
+      `test_input.json not found (looked for ${read.missing.join(" and ")}); describe the requests to send, e.g. ${EXAMPLE}`,
+    );
+    return undefined;
   }
-  const requests = parseTestRequests(parsed);
+  const requests = parseTestRequests(read.parsed);
   if (typeof requests === "string") {
-    log.error(`Test input from ${input.source}: ${requests}`);
-    return 1;
+    log.error(`Test input from ${read.source}: ${requests}`);
+    return undefined;
   }
+  log.info(`Test input: ${read.source}`);
+  return requests;
+}
+
+/**
+ * Sends each test request to the endpoint over loopback; each answer's body goes to `print` (stdout),
+ * one per line, and its status to the log. 0 when all are < 400.
+ */
+export async function runLocalRequests(
+  endpoint: Endpoint,
+  requests: TestRequest[],
+  log: Logger,
+  print: (text: string) => void,
+): Promise<number> {
   const server = new RouteServer(endpoint, { log, server: endpoint.server });
   try {
     // A real port on loopback: the requests take the path a client's do, a model server's proxy included.
