@@ -141,7 +141,7 @@ async function runQueueWorker(
   void supervised?.died.then((err) => {
     died = err;
     workerLog.error(err.message);
-    worker.fail("Model server exited", err);
+    worker.fail("Model server exited", supervised.jobError());
   });
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.

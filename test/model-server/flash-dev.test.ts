@@ -132,7 +132,7 @@ describe("flash dev with a model server that crashes mid-stream", { timeout: TIM
     await flash?.stop();
   }, TIMEOUT);
 
-  it("the job fails naming the exit and the server's last lines; the worker reports unhealthy and is replaced", async () => {
+  it("the job fails naming the exit; the worker reports unhealthy and is replaced", async () => {
     const job = await flash.call("/runsync", {
       input: {
         openai_route: "/v1/chat/completions",
@@ -140,8 +140,10 @@ describe("flash dev with a model server that crashes mid-stream", { timeout: TIM
       },
     });
     expect(job.status).toBe("FAILED");
-    expect(String(job.error)).toContain("Model server 'fixture-llm' exited with code 3; its last lines:");
-    expect(String(job.error)).toContain("fixture: crashing mid-stream");
+    expect(String(job.error)).toContain(
+      "Model server 'fixture-llm' exited with code 3 while serving this job; its last lines are in the worker's log",
+    );
+    expect(String(job.error)).not.toContain("fixture: crashing mid-stream");
     await flash.waitForLine(/reported unhealthy: model-server/, "the unhealthy report");
     await flash.waitForLine(/Worker:\w+ \| exited with code 1/, "the worker's exit");
     await eventually(() => flash.workerPids().size >= 2, "a replacement worker", 60_000);
@@ -151,6 +153,64 @@ describe("flash dev with a model server that crashes mid-stream", { timeout: TIM
       messages: [{ role: "user", content: "again" }],
     });
     expect(completion.choices[0]?.message.content).toBe("echo: again");
+  });
+});
+
+describe("flash dev with a model server that exits mid-job, its last line holding the prompt", {
+  timeout: TIMEOUT,
+}, () => {
+  let flash: FlashProcess;
+  beforeAll(async () => {
+    flash = await dev({ FIXTURE_LOAD_SECONDS: "0.2" });
+  }, TIMEOUT);
+  afterAll(async () => {
+    await flash?.stop();
+  }, TIMEOUT);
+
+  const cause =
+    "Model server 'fixture-llm' exited with code 3 while serving this job; its last lines are in the worker's log";
+  const crash = (secret: string) => ({
+    model: "fixture-crash",
+    messages: [{ role: "user", content: secret }],
+  });
+  const logged = (secret: string) =>
+    flash.lines.filter((l) => l.includes(`fixture: crashing on prompt ${secret}`));
+
+  it("the job's error names the exit, not the server's lines; they are in the worker's log once", async () => {
+    const secret = "sk-job-secret-7781";
+    const job = await flash.call("/runsync", {
+      input: { openai_route: "/v1/chat/completions", openai_input: crash(secret) },
+    });
+    expect(job.status).toBe("FAILED");
+    expect(String(job.error)).toContain(cause);
+    expect(JSON.stringify(job)).not.toContain("crashing on prompt");
+    await flash.waitForLine(/reported unhealthy: model-server/, "the unhealthy report");
+    expect(logged(secret)).toHaveLength(1);
+    // Nothing the runtime logged about the crash repeats it.
+    expect(flash.lines.filter((l) => l.includes("crashing on prompt"))).toHaveLength(1);
+  });
+
+  it("through /openai/v1 the caller's 500 body names the exit, not the server's lines", async () => {
+    await eventually(
+      async () => {
+        const job = await flash.call("/runsync", { input: { messages: [{ role: "user", content: "up" }] } });
+        return job.status === "COMPLETED";
+      },
+      "a replacement worker answering",
+      60_000,
+    );
+    const secret = "sk-openai-secret-9913";
+    const answer = await fetch(`${flash.endpointUrl}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${flash.apiKey}` },
+      body: JSON.stringify(crash(secret)),
+    });
+    expect(answer.status).toBe(500);
+    const body = await answer.text();
+    expect(body).toContain(cause);
+    expect(body).not.toContain("crashing on prompt");
+    await eventually(() => logged(secret).length === 1, "the server's last line in the worker's log");
+    expect(logged(secret)).toHaveLength(1);
   });
 });
 

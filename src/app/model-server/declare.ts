@@ -12,7 +12,8 @@ export interface ServerExit {
 /** What the declaration needs of the running process the runtime starts (runtime/model-server/process.ts). */
 export interface RunningServer {
   readonly exited: Promise<ServerExit>;
-  describe(exit: ServerExit): string;
+  /** The exit as a short cause; `during` (" while serving this job") goes after the exit. */
+  describe(exit: ServerExit, during?: string): string;
 }
 
 /** What `server({...})` takes. */
@@ -55,7 +56,7 @@ export const DEFAULT_START_TIMEOUT_S = 420;
 /** Jobs a server-backed queue worker runs at once unless the app says otherwise: batching servers want many. */
 export const SERVER_CONCURRENCY = 16;
 /** How long a failed request waits for the server's exit, so its error can name the exit instead of a reset. */
-const EXIT_WAIT_MS = 2000;
+export const EXIT_WAIT_MS = 2000;
 
 const SERVER = Symbol.for("flash-worker.model-server");
 /** Replaced with the server's port in its command, args and env: how a `port: 0` server learns its port. */
@@ -113,7 +114,7 @@ export class ModelServer {
   /**
    * fetch() with the server's base URL bound: `server.fetch("/v1/models")`. Inside a job the job's signal is
    * attached (cancel and the execution timeout abort the request); a request the server's exit cut off rejects
-   * with a ServerExitedError naming the exit and its last lines.
+   * with a ServerExitedError naming the exit (its last lines stay in the worker's log).
    */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
     const job = currentJob()?.signal;
@@ -138,7 +139,8 @@ export class ModelServer {
     ]);
     clearTimeout(timer);
     if (!exit) return undefined;
-    return new ServerExitedError(`Model server '${this.settings.name}' ${running.describe(exit)}`);
+    const during = currentJob() ? " while serving this job" : "";
+    return new ServerExitedError(`Model server '${this.settings.name}' ${running.describe(exit, during)}`);
   }
 }
 

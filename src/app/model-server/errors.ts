@@ -8,7 +8,7 @@ export class ServerStartError extends FlashError {
   override name = "ServerStartError";
 }
 
-/** The server exited while the worker ran: the message names the exit and the server's last lines. */
+/** The server exited while the worker ran: the message names the exit; the server's last lines stay in the log. */
 export class ServerExitedError extends FlashError {
   readonly code = "SERVER_EXITED";
   override name = "ServerExitedError";

@@ -14,6 +14,9 @@ import { addHealthPath, type HealthListener, healthLine, listenHealth } from "./
 import { RouteServer } from "./server.js";
 import { addSocketRoutes } from "./sockets.js";
 
+/** After the model server died: how long the requests it cut off get to be answered before connections close. */
+const DIED_GRACE_MS = 1000;
+
 export interface ServeOptions {
   /** Resolves when the server should stop; default: SIGTERM or SIGINT. */
   stop?: Promise<string>;
@@ -139,7 +142,8 @@ export async function serveEndpoint(
   lbLog.info(`Shutting down ${name} endpoint (${reason}); ${server.inFlight} request(s) in flight`);
   // A second signal ends the grace period at once, as in the queue worker.
   const stopListening = signals ? onShutdownSignal(() => server.endGrace()) : () => {};
-  await server.close(died ? 0 : config.gracePeriodMs);
+  // A server that died leaves a moment for the requests it cut off to get their 502 naming the exit.
+  await server.close(died ? DIED_GRACE_MS : config.gracePeriodMs);
   await health?.close();
   stopListening();
   await supervised?.stop();

@@ -19,7 +19,7 @@ const GUARD = [
   'exit "$code"',
 ].join("\n");
 
-/** Lines kept for the error a dead or unhealthy server is reported with. */
+/** Lines kept of its output (lastLines); each was logged as it came, and no error repeats them. */
 const KEPT_LINES = 20;
 
 /** "exited with code 3", "was killed by SIGKILL", "could not start (spawn vllm ENOENT)". */
@@ -80,11 +80,13 @@ export class ServerProcess implements RunningServer {
     return this.lines;
   }
 
-  /** "exited with code 3; its last lines:\n…", for the job error and the unhealthy report. */
-  describe(exit: ServerExit): string {
-    const tail =
-      this.lines.length > 0 ? `; its last lines:\n${this.lines.join("\n")}` : " (it printed nothing)";
-    return `${describeExit(exit)}${tail}`;
+  /**
+   * "exited with code 3<during>; its last lines are in the worker's log": the short cause a job, a caller and the
+   * unhealthy report get. Its lines stay in the log, where they were written as they came: they can hold prompts.
+   */
+  describe(exit: ServerExit, during = ""): string {
+    const tail = this.lines.length > 0 ? "; its last lines are in the worker's log" : " (it printed nothing)";
+    return `${describeExit(exit)}${during}${tail}`;
   }
 
   /** SIGTERM to its process group, then SIGKILL if it is still running after `graceMs`. */

@@ -8,7 +8,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { Duplex } from "node:stream";
-import type { ModelServer } from "../../app/model-server/declare.js";
+import { EXIT_WAIT_MS, type ModelServer } from "../../app/model-server/declare.js";
 import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
 import type { Logger } from "../../log/index.js";
 
@@ -94,8 +94,13 @@ export function proxyFirst(
         res.destroy();
         return;
       }
-      options.log.warn(`${req.method} ${url}: model server '${name}' did not answer: ${err.message}`);
-      json(res, 502, { error: `Model server '${name}' did not answer: ${err.message}` });
+      // A reset because the server died is told as its exit (code or signal), not as "socket hang up".
+      void exitCause(server).then((cause) => {
+        if (res.headersSent || res.destroyed) return;
+        const error = cause ?? `Model server '${name}' did not answer: ${err.message}`;
+        options.log.warn(`${req.method} ${url} answered 502: ${error}`);
+        json(res, 502, { error });
+      });
     });
     // The client went away before the answer ended: the server sees the disconnect and stops generating.
     res.on("close", () => {
@@ -104,6 +109,22 @@ export function proxyFirst(
     });
     req.pipe(upstream);
   };
+}
+
+/** "Model server 'llm' exited with code 3 while serving this request; …" if it has exited or does within a moment. */
+async function exitCause(server: ModelServer): Promise<string | undefined> {
+  const running = server.process;
+  if (!running) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const exit = await Promise.race([
+    running.exited,
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), EXIT_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!exit) return undefined;
+  return `Model server '${server.settings.name}' ${running.describe(exit, " while serving this request")}`;
 }
 
 /**

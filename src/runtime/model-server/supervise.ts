@@ -18,6 +18,8 @@ export interface SupervisedServer {
   ready(stop?: AbortSignal): Promise<Health>;
   /** Resolves with the error to report when the server exits without being stopped; never while it runs. */
   readonly died: Promise<ServerExitedError>;
+  /** Once `died` resolved: the error the jobs in flight fail with ("… while serving this job; …"). */
+  jobError(): ServerExitedError;
   /** SIGTERM to its process group, SIGKILL after SERVER_STOP_MS. */
   stop(): Promise<void>;
 }
@@ -82,6 +84,12 @@ export async function startServer(
     server,
     process: proc,
     died,
+    jobError() {
+      const exit = proc.exit ?? { code: null, signal: null };
+      return new ServerExitedError(
+        `Model server '${settings.name}' ${proc.describe(exit, " while serving this job")}`,
+      );
+    },
     async ready(stop) {
       const health = await waitUntilHealthy(proc, `${server.url}${settings.health}`, timeoutMs, stop);
       if (health.ok)
