@@ -7,6 +7,10 @@ export interface DeployedEndpoint {
   /** `{base_url}/v2/<id>` for a queue endpoint, the routes' base URL for a load-balanced one. */
   url: string;
   kind: "queue" | "load-balanced";
+  /** The pushed image's digest the endpoint was last created or updated with. */
+  digest?: string;
+  /** sha256 of the request that created or updated it: with the digest, what says a redeploy changes nothing. */
+  spec?: string;
 }
 
 /** A Pod `flash deploy --pod` made: its id, and where its ports are reached. */

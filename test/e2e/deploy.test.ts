@@ -234,6 +234,29 @@ describeWithImages("flash deploy: build, push, deploy to the local platform, run
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toMatch(/Started\./);
 
+    // Nothing changed: the image builds to the same digest (a fixed timestamp), and no endpoint is PATCHed.
+    const digestOf = (out: string) => /^✓ image \S+ .* (sha256:[0-9a-f]{64})$/m.exec(out)?.[1];
+    const exchangesBefore = proxy.exchanges.length;
+    const same = await deploy(image);
+    expect(same.code, same.stderr.slice(-3000)).toBe(0);
+    expect(digestOf(same.stdout)).toBe(digestOf(first.stdout));
+    for (const [name, id] of [
+      ["echo", echo.id],
+      ["lb-example", lb.id],
+    ]) {
+      expect(same.stdout).toContain(
+        `unchanged: ${name} (${id}) already runs ${image}@${digestOf(first.stdout)}; not updated`,
+      );
+      expect(same.stdout).toContain(`  ${name}  ${id} (unchanged)`);
+    }
+    expect(proxy.exchanges.slice(exchangesBefore).filter((e) => e.method === "PATCH")).toEqual([]);
+    const unchanged = (await (
+      await fetch(`${proxy.url}/v2/serverless/${echo.id}/releases`, {
+        headers: { Authorization: `Bearer ${KEY}` },
+      })
+    ).json()) as { endpointVersion: number };
+    expect(unchanged.endpointVersion).toBe(1);
+
     // A change, a new tag: the endpoints are PATCHed in place (same ids) and new workers run the new image.
     const handler = join(project.dir, "echo/handler.ts");
     writeFileSync(

@@ -3,6 +3,12 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { create } from "tar";
 import { BuildError } from "./errors.js";
 
+/** SOURCE_DATE_EPOCH (reproducible-builds.org) when it is a whole number of seconds: the time builds record. */
+export function sourceDateEpoch(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const given = env.SOURCE_DATE_EPOCH?.trim();
+  return given && /^\d{1,12}$/.test(given) ? Number(given) : undefined;
+}
+
 export type ArchiveProgress = (filesDone: number, filesTotal: number) => void;
 
 /**
@@ -20,6 +26,7 @@ export async function writeArchive(
   const renames = new Map(Object.entries(extra).map(([name, path]) => [path, name]));
   const total = files.length + renames.size;
   let done = 0;
+  const epoch = sourceDateEpoch();
   await create(
     {
       gzip: true,
@@ -28,6 +35,8 @@ export async function writeArchive(
       portable: true,
       // A link ships as a link (collectFiles keeps only those within the project): following one could ship a secret.
       follow: false,
+      // With SOURCE_DATE_EPOCH every entry has that time: the same files give the same artifact, byte for byte.
+      ...(epoch === undefined ? {} : { mtime: new Date(epoch * 1000) }),
       onWriteEntry(entry) {
         const name = renames.get(entry.path);
         if (name) entry.path = name;

@@ -4,7 +4,7 @@ import { basename, join, posix, relative, resolve } from "node:path";
 import { findHandlerFile } from "../../app/load.js";
 import type { Logger } from "../../log/index.js";
 import { VERSION } from "../../version.js";
-import { writeArchive } from "./archive.js";
+import { sourceDateEpoch, writeArchive } from "./archive.js";
 import {
   dependencySpecs,
   installDependencies,
@@ -113,7 +113,8 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
 
   const manifest: Manifest = {
     version: "1.0",
-    generatedAt: new Date().toISOString(),
+    // SOURCE_DATE_EPOCH makes the artifact reproducible (archive.ts pins the entries' times to it too).
+    generatedAt: new Date((sourceDateEpoch() ?? Date.now() / 1000) * 1000).toISOString(),
     projectName: basename(root),
     nodeVersion,
     flashWorkerVersion: VERSION,

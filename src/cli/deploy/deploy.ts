@@ -1,6 +1,7 @@
 // `flash deploy`: check the key, build the app, map its endpoints, build and push its image, then create each
 // endpoint or PATCH the one of the same name, and record what exists in .flash/deployments.json.
 
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { ContainerToolOptions } from "../../containers/tool.js";
@@ -51,7 +52,8 @@ export interface DeployedEntry {
   endpoint: ManifestEndpoint;
   id: string;
   url: string;
-  action: "created" | "updated";
+  /** "unchanged": the endpoint already runs this image digest with this spec, so nothing was sent. */
+  action: "created" | "updated" | "unchanged";
 }
 
 export interface DeployResult {
@@ -117,12 +119,20 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
   if (options.registryAuth) registry = await registryCredential(options);
 
   const done: DeployedEntry[] = [];
+  const specs = new Map<string, string>();
+  const before = readDeployments(options.root);
   const record = () => {
     const previous = readDeployments(options.root);
     const endpoints: Record<string, DeployedEndpoint> =
       previous?.platform === api.url ? { ...previous.endpoints } : {};
     for (const entry of done) {
-      endpoints[entry.endpoint.name] = { id: entry.id, url: entry.url, kind: entry.endpoint.kind };
+      endpoints[entry.endpoint.name] = {
+        id: entry.id,
+        url: entry.url,
+        kind: entry.endpoint.kind,
+        ...(image.digest ? { digest: image.digest } : {}),
+        spec: specs.get(entry.endpoint.name),
+      };
     }
     writeDeployments(options.root, {
       platform: api.url,
@@ -138,7 +148,31 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
     const args = several ? endpoint.file : undefined;
     const body: CreateEndpointRequest = { ...plan.body, registry };
     if (!args) delete body.args;
+    const spec = createHash("sha256").update(JSON.stringify(body)).digest("hex");
+    specs.set(endpoint.name, spec);
     const endpointLog = log.child({ subject: `Endpoint:${endpoint.name}` });
+    const last = before?.platform === api.url ? before.endpoints[endpoint.name] : undefined;
+    // The same digest and request as the last deploy, and the endpoint still on this image: a PATCH would only
+    // make a new release of the same thing.
+    if (
+      plan.current &&
+      last?.id === plan.current.id &&
+      image.digest &&
+      last.digest === image.digest &&
+      last.spec === spec &&
+      plan.current.image === body.image
+    ) {
+      options.say(
+        `unchanged: ${endpoint.name} (${plan.current.id}) already runs ${image.image}@${image.digest}; not updated`,
+      );
+      done.push({
+        endpoint,
+        id: plan.current.id,
+        url: endpointUrl(plan.current, body.type),
+        action: "unchanged",
+      });
+      continue;
+    }
     try {
       let result: RestEndpoint;
       if (plan.current) {

@@ -25,10 +25,11 @@ import {
 } from "../../containers/tool.js";
 import { FlashError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
-import { checkArtifact } from "../bundle/archive.js";
+import { checkArtifact, sourceDateEpoch } from "../bundle/archive.js";
 import { credentialDockerignore, credentialRules } from "../bundle/credentials.js";
 import { INSTALL_DIR } from "../bundle/dependencies.js";
 import { collectFiles, readLink } from "../bundle/files.js";
+import { MANIFEST_NAME } from "../bundle/manifest.js";
 import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
 
 /** The runtime images, as the Dockerfiles and docker/build.sh name them. */
@@ -130,6 +131,7 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   const tlsVerify = options.tlsVerify ?? !isLoopbackRegistry(options.image);
   // The host's npm registry, CA and proxy for the Dockerfile's `RUN --mount=type=secret,id=npmrc npm ci`.
   const npmrc = npmrcSecret(options.root);
+  const before = tool.name === "docker" ? undefined : await imageIdentity(tool, options.image);
   try {
     await bud(
       tool,
@@ -137,6 +139,8 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
         ...npmrc.args,
         ...ignoreArgs,
         ...(runtimeBase && tool.name !== "docker" ? ["--pull=never"] : []),
+        // A fixed creation time (and file times in the layers): the same sources and lock give the same digest.
+        ...(tool.name === "docker" ? [] : ["--timestamp", String(imageEpoch())]),
         "-f",
         dockerfile,
         "-t",
@@ -150,6 +154,7 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   } finally {
     npmrc.remove();
   }
+  await keepSameImage(tool, options.image, before, log);
   const buildMs = Date.now() - started;
 
   const pushStarted = Date.now();
@@ -184,6 +189,56 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
   return { image: options.image, digest, bytes: inspected.bytes, ownDockerfile, buildMs, pushMs };
 }
 
+/**
+ * The app image's creation time in epoch seconds: SOURCE_DATE_EPOCH (reproducible-builds.org) when it is a whole
+ * number, else 0, so an unchanged app builds to the same digest and a redeploy of it changes nothing.
+ */
+export function imageEpoch(env: NodeJS.ProcessEnv = process.env): number {
+  return sourceDateEpoch(env) ?? 0;
+}
+
+/** A local image's id and its config without what differs between two builds of the same thing. */
+async function imageIdentity(
+  tool: ContainerTool,
+  image: string,
+): Promise<{ id: string; key: string } | undefined> {
+  try {
+    const { stdout } = await runTool(tool, ["inspect", "--type", "image", image]);
+    const info = JSON.parse(stdout) as { FromImageID?: string; Config?: string };
+    if (!info.FromImageID || !info.Config) return undefined;
+    const config = JSON.parse(info.Config) as {
+      container?: string;
+      config?: { Hostname?: string };
+      container_config?: { Hostname?: string };
+    };
+    // buildah (1.28) writes its working container's id and hostname into a Docker-format config: new every build.
+    delete config.container;
+    if (config.config) delete config.config.Hostname;
+    if (config.container_config) delete config.container_config.Hostname;
+    return { id: info.FromImageID, key: JSON.stringify(config) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The tag back on the image it named before the build when the new one has the same layers, history and settings
+ * (--timestamp fixes the times; only the build container's id and hostname differ): the digest stays the same.
+ */
+async function keepSameImage(
+  tool: ContainerTool,
+  image: string,
+  before: { id: string; key: string } | undefined,
+  log: Logger,
+): Promise<void> {
+  if (!before) return;
+  const after = await imageIdentity(tool, image);
+  if (!after || after.id === before.id || after.key !== before.key) return;
+  await runTool(tool, ["tag", before.id, image]);
+  await runTool(tool, ["rmi", after.id]).catch(() => undefined);
+  log.info(`${image}: the same image as its last build (${before.id.slice(0, 12)}), kept with its digest`);
+}
+
 /** What the generated image installs: the lock of `flash build`'s install, and the `file:` packages it names. */
 export interface GeneratedDependencies {
   /** deps/ holds package.json and package-lock.json. */
@@ -209,6 +264,13 @@ export async function generatedContext(
     strict: true,
     filter: (path) => !/^(\.\/)?node_modules(\/|$)/.test(path),
   });
+  // The manifest's build time would make every image new: the image's copy says the image's own time.
+  const manifest = join(context, "app", MANIFEST_NAME);
+  if (existsSync(manifest)) {
+    const parsed = JSON.parse(readFileSync(manifest, "utf8")) as { generatedAt?: string };
+    parsed.generatedAt = new Date(imageEpoch() * 1000).toISOString();
+    writeFileSync(manifest, `${JSON.stringify(parsed, null, 2)}\n`);
+  }
   const install = join(root, ".flash", INSTALL_DIR);
   if (!existsSync(join(install, "package-lock.json"))) return { lock: false, files: false };
   // Specs were made absolute for the install on this host; in the image the project is /app, and the install
