@@ -1,10 +1,15 @@
-// The one error shape: every error flash-worker throws is a FlashError with a stable `code`, checked by code.
+// The one error shape: every error flash-worker throws on purpose is a FlashError with a stable `code`, checked by
+// code (isFlashError), never instanceof. The few plain Errors left are listed, each with its reason, in
+// test/unit/layout/rules.test.ts, which fails on any other (docs/design.md §4.4).
 
 /** Shared by every copy of the package loaded in one process, so isFlashError holds where instanceof would not. */
 const BRAND = Symbol.for("flash-worker.error");
 
 /** Stable codes, one per condition; a message may be reworded, a code is not. */
 export type ErrorCode =
+  // A call given a wrong argument or a name already taken (where JavaScript would throw a TypeError).
+  | "ARGUMENT_INVALID"
+  | "NAME_TAKEN"
   // Configuration and the user's project.
   | "CONFIG_INVALID"
   | "ENDPOINT_CONFIG_INVALID"
@@ -21,9 +26,15 @@ export type ErrorCode =
   | "SERIALIZATION_FAILED"
   | "REMOTE_REQUEST_INVALID"
   | "JSON_TOO_DEEP"
+  | "PY_TYPE_INVALID"
+  | "TYPE_MISMATCH"
+  | "OPENAI_INPUT_INVALID"
+  | "OPENAI_ROUTE_NOT_FOUND"
+  | "REMOTE_CALL_FAILED"
   // The worker and the platform it talks to.
   | "JOB_STOPPED"
   | "WORKER_SHUTDOWN"
+  | "WORKER_STRAY_ERROR"
   | "PLATFORM_TOO_MANY_REQUESTS"
   | "PLATFORM_HTTP"
   | "PLATFORM_DELIVERY"
@@ -32,6 +43,9 @@ export type ErrorCode =
   | "HTTP_MALFORMED_ANSWER"
   | "HTTP_REQUEST_INVALID"
   | "SSE_EVENT_TOO_LARGE"
+  | "HTTP_TIMEOUT"
+  | "STREAM_CHUNK_TOO_LARGE"
+  | "JOB_UNFINISHED"
   // Deploying through the REST API, container tools and images.
   | "API_UNREACHABLE"
   | "API_HTTP"
@@ -41,16 +55,19 @@ export type ErrorCode =
   | "LIFECYCLE_FAILED"
   | "CONTAINER_TOOL_MISSING"
   | "CONTAINER_TOOL_FAILED"
+  | "IMAGE_COMMAND_MISSING"
   | "HTTP_PROBLEM"
   // Handler-side helpers: input validation, files, GPUs, fitness checks.
   | "VALIDATION_FAILED"
   | "UPLOAD_FAILED"
   | "DOWNLOAD_FAILED"
+  | "DOWNLOAD_REFUSED"
   | "MODEL_NOT_CACHED"
   | "GPU_DRIVER_NOT_FOUND"
   | "NVML_FAILED"
   | "CUDA_FAILED"
   | "GPU_CHECK_FAILED"
+  | "GPU_PROBE_FAILED"
   | "NO_GPU"
   | "FITNESS_CHECK_FAILED"
   // A model server the worker runs beside its handler.
@@ -60,6 +77,7 @@ export type ErrorCode =
   // The local platform's own answers.
   | "HTTP_STATUS"
   | "PLATFORM_MEMORY_FULL"
+  | "PLATFORM_CLOSING"
   // The endpoint client.
   | "ENDPOINT_ERROR"
   | "ENDPOINT_UNREACHABLE"
@@ -82,6 +100,18 @@ export function isFlashError(value: unknown, ...codes: ErrorCode[]): value is Fl
   if (typeof value !== "object" || value === null) return false;
   if ((value as { [BRAND]?: unknown })[BRAND] !== true) return false;
   return codes.length === 0 || codes.includes((value as FlashError).code);
+}
+
+/** A call given an argument of the wrong type or out of range: the message names the call and the argument. */
+export class ArgumentError extends FlashError {
+  readonly code = "ARGUMENT_INVALID";
+  override name = "ArgumentError";
+}
+
+/** A name registered twice (a remote function, a fitness check, an endpoint id). */
+export class NameTakenError extends FlashError {
+  readonly code = "NAME_TAKEN";
+  override name = "NameTakenError";
 }
 
 /** Any HTTP answer that was not 2xx: the same four fields whichever side met it. */

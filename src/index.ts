@@ -4,6 +4,7 @@ import type { Endpoint } from "./app/endpoint.js";
 import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./app/model-server/declare.js";
 import { withServer } from "./app/model-server/handler.js";
 import { type App, registry } from "./app/registry.js";
+import { ArgumentError, NameTakenError } from "./errors.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
@@ -64,7 +65,8 @@ export interface ServerHandlerOptions extends HandlerOptions {
 function definitionOf<I, O>(fn: HandlerFn<I, O>, options: ServerHandlerOptions): HandlerDefinition<I, O> {
   const { server, ...rest } = options;
   if (server === undefined) return defineHandler(fn, rest);
-  if (!isModelServer(server)) throw new TypeError("handler options: server must be made by server({...})");
+  if (!isModelServer(server))
+    throw new ArgumentError("handler options: server must be made by server({...})");
   // Chunks gathered for /run and /runsync, as worker-vllm (return_aggregate_stream=True).
   const defaults = { concurrency: SERVER_CONCURRENCY, returnAggregateStream: true };
   const definition = defineHandler(fn, { ...defaults, ...rest }) as HandlerDefinition;
@@ -123,11 +125,11 @@ export function remote(
   options: RemoteOptions = {},
 ): void {
   if (typeof name !== "string" || name.length === 0)
-    throw new TypeError("remote(name, fn): name must be a non-empty string");
+    throw new ArgumentError("remote(name, fn): name must be a non-empty string");
   if (typeof target !== "function")
-    throw new TypeError(`remote("${name}", fn): fn must be a function or a class`);
+    throw new ArgumentError(`remote("${name}", fn): fn must be a function or a class`);
   const reg = registry();
-  if (reg.remotes.has(name)) throw new Error(`remote("${name}") is already registered`);
+  if (reg.remotes.has(name)) throw new NameTakenError(`remote("${name}") is already registered`);
   const entry: RemoteEntry = { target };
   if (options.params) entry.params = options.params;
   if (options.types) entry.types = options.types;

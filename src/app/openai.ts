@@ -1,5 +1,7 @@
 // Chat-completion-compatible workers: the platform turns `{base}/v2/<id>/openai/v1/<route>` into a job whose
 // input is `{openai_route, openai_input}` (the convention of the platform's language-model worker).
+
+import { FlashError } from "../errors.js";
 import type { HandlerFn, Job } from "../job/types.js";
 
 export const OPENAI_ROUTES = {
@@ -68,8 +70,15 @@ type Kind = "chat" | "text";
  * A route the worker does not implement. Its name reaches the platform as the job error's error_type
  * (`<class 'OpenAIRouteNotFoundError'>`), which answers 404 as the API does, so clients do not retry.
  */
-export class OpenAIRouteNotFoundError extends Error {
+export class OpenAIRouteNotFoundError extends FlashError {
+  readonly code = "OPENAI_ROUTE_NOT_FOUND";
   override name = "OpenAIRouteNotFoundError";
+}
+
+/** A job input that is neither `{openai_route, openai_input}` nor a bare chat/completion body. */
+export class OpenAIInputError extends FlashError {
+  readonly code = "OPENAI_INPUT_INVALID";
+  override name = "OpenAIInputError";
 }
 
 /** Marks a handler made by openaiCompatible() (any copy of the package): `flash dev` prints its base URL. */
@@ -101,13 +110,14 @@ function isGenerator(value: object): boolean {
 
 /** The route and body of a job: the platform's `{openai_route, openai_input}`, or a bare chat/completion body. */
 function routeOf(input: unknown): { route: string; body: Record<string, unknown> } {
-  if (!isObject(input)) throw new Error("Job input must be an object with openai_route and openai_input");
+  if (!isObject(input))
+    throw new OpenAIInputError("Job input must be an object with openai_route and openai_input");
   if (typeof input.openai_route === "string") {
     return { route: input.openai_route, body: isObject(input.openai_input) ? input.openai_input : {} };
   }
   if (Array.isArray(input.messages)) return { route: OPENAI_ROUTES.chatCompletions, body: input };
   if ("prompt" in input) return { route: OPENAI_ROUTES.completions, body: input };
-  throw new Error(
+  throw new OpenAIInputError(
     `Job input has no openai_route: expected {"openai_route": "${OPENAI_ROUTES.chatCompletions}", "openai_input": {...}}`,
   );
 }

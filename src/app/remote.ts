@@ -1,7 +1,7 @@
 // Remote functions in the runtime: FunctionRequest jobs go to the registered functions, others to the handler.
 import { defineHandler, type HandlerDefinition } from "../job/definition.js";
 import type { Job } from "../job/types.js";
-import { isFunctionRequest, RemoteDispatcher } from "../payload/remote.js";
+import { isFunctionRequest, RemoteDispatcher, RequestError } from "../payload/remote.js";
 import { captureOutput } from "./output.js";
 import { registry } from "./registry.js";
 
@@ -28,7 +28,7 @@ export function withRemoteFunctions(definition: HandlerDefinition | undefined): 
   const fn = (job: Job) => {
     if (isFunctionRequest(job.input)) return dispatch(job.input);
     if (own) return own(job);
-    throw new Error(NOT_A_REQUEST);
+    throw new RequestError(NOT_A_REQUEST);
   };
   const result = defineHandler(fn, {
     concurrency: definition?.concurrency ?? 1,

@@ -125,8 +125,9 @@ async function compile(dir: string, file: string): Promise<string | undefined> {
               });
               // Unresolvable as a package: a tsconfig `paths` alias to local sources, bundled as tsx would.
               if (found.errors.length > 0 || !isAbsolute(found.path)) return undefined;
+              // A package shipped as source fails the build (then the cache is skipped: caught below).
               if (!/\.(c|m)?js$|\.json$|\.node$/.test(found.path))
-                throw new Error(`package source ${found.path}`);
+                return { errors: [{ text: `package source ${found.path}` }] };
               externals.add(found.path);
               return { path: pathToFileURL(found.path).href, external: true };
             });

@@ -1,7 +1,7 @@
 // The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
 
 import { WebSocket } from "ws";
-import { PayloadTooLargeError } from "../errors.js";
+import { ArgumentError, PayloadTooLargeError } from "../errors.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
 import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";
@@ -186,7 +186,7 @@ export class EndpointClient {
     this.env = options.env ?? process.env;
     const id = options.id ?? (options.url ? lastSegment(options.url) : undefined);
     if (!id && !options.name && !options.pod) {
-      throw new TypeError("EndpointClient needs an endpoint id, url or name, or a Pod's name");
+      throw new ArgumentError("EndpointClient needs an endpoint id, url or name, or a Pod's name");
     }
     this.name = options.name ?? options.pod ?? id ?? "";
     // LOG_LEVEL as the toolkit reads it; text lines on stderr, so a program's stdout stays its own.
@@ -328,7 +328,8 @@ export class EndpointClient {
 
   /** As route(), with the id of the worker that answered: `pin(answer.workerId)` sends the next calls there. */
   async routeAnswer<T = unknown>(method: RouteMethod, path: string, body?: unknown): Promise<RouteAnswer<T>> {
-    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    if (!path.startsWith("/"))
+      throw new ArgumentError(`Route paths start with "/": got ${JSON.stringify(path)}`);
     const target = this.resolve();
     if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `${method} ${path}`);
     let text: string | undefined;
@@ -372,7 +373,8 @@ export class EndpointClient {
    * the docs' advice, "to allow workers time to scale up"); a refusal is an EndpointHttpError.
    */
   async socket(path: string, options: { openTimeoutMs?: number } = {}): Promise<EndpointSocket> {
-    if (!path.startsWith("/")) throw new TypeError(`Route paths start with "/": got ${JSON.stringify(path)}`);
+    if (!path.startsWith("/"))
+      throw new ArgumentError(`Route paths start with "/": got ${JSON.stringify(path)}`);
     const target = this.resolve();
     if (target.kind === "queue") throw new EndpointKindError(this.name, "queue", `WebSocket ${path}`);
     const url = `${target.routesUrl}${path}`.replace(/^http/, "ws");
@@ -418,7 +420,7 @@ export class EndpointClient {
    */
   pin(workerId: string, mode: WorkerPin["mode"] = "soft"): EndpointClient {
     if (!/^\S+$/.test(workerId))
-      throw new TypeError(`A worker id has no spaces and is not empty: got ${JSON.stringify(workerId)}`);
+      throw new ArgumentError(`A worker id has no spaces and is not empty: got ${JSON.stringify(workerId)}`);
     return new EndpointClient({ ...this.options, pin: { workerId, mode } });
   }
 

@@ -42,6 +42,12 @@ export class ContainerToolError extends FlashError {
   }
 }
 
+/** An image with neither ENTRYPOINT nor CMD: a container of it has nothing to run. */
+export class ImageCommandError extends FlashError {
+  readonly code = "IMAGE_COMMAND_MISSING";
+  override name = "ImageCommandError";
+}
+
 export interface ContainerTool {
   name: ContainerToolName;
   /** argv[0] and the storage flags every call starts with. */
@@ -164,6 +170,7 @@ export async function imageCommand(
   const config = (JSON.parse(stdout) as { OCIv1?: { config?: { Entrypoint?: string[]; Cmd?: string[] } } })
     .OCIv1?.config;
   const command = [...(config?.Entrypoint ?? []), ...(args ?? config?.Cmd ?? [])];
-  if (command.length === 0) throw new Error(`Image ${image} has neither ENTRYPOINT nor CMD to run`);
+  if (command.length === 0)
+    throw new ImageCommandError(`Image ${image} has neither ENTRYPOINT nor CMD to run`);
   return command;
 }

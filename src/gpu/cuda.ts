@@ -1,6 +1,7 @@
 // A small CUDA driver-API surface over CudaLibrary: devices, a context, device memory, PTX modules, launches.
+import { isFlashError } from "../errors.js";
 import { CudaError, NoGpuError } from "./errors.js";
-import { DriverNotFound, driverPresent, loadCuda } from "./ffi.js";
+import { driverPresent, loadCuda } from "./ffi.js";
 import type { CudaLibrary, DevicePointer, Handle } from "./library.js";
 import { cString, cudaVersionText } from "./nvml.js";
 
@@ -137,7 +138,8 @@ export class Cuda {
     try {
       lib = await loadCuda(env);
     } catch (err) {
-      if (err instanceof DriverNotFound) throw new NoGpuError(`${NO_CUDA_MESSAGE} (${err.message})`);
+      if (isFlashError(err, "GPU_DRIVER_NOT_FOUND"))
+        throw new NoGpuError(`${NO_CUDA_MESSAGE} (${err.message})`);
       throw err;
     }
     return new Cuda(lib);

@@ -1,6 +1,7 @@
 // What the runtime knows about the host's GPUs, read once per process: the facts for logs, /ping and doctor.
+import { isFlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
-import { DriverNotFound, driverPresent, loadNvml } from "./ffi.js";
+import { driverPresent, loadNvml } from "./ffi.js";
 import { describeGpu, type GpuInventory, readInventory } from "./nvml.js";
 
 /** No GPU (the normal answer on a CPU host), the inventory, or a driver that is there but broken. */
@@ -20,7 +21,7 @@ export async function readGpuFacts(env: Env = process.env): Promise<GpuFacts> {
     return { state: "ok", inventory };
   } catch (err) {
     // Device nodes without NVML: a container started without the driver's utility libraries.
-    if (err instanceof DriverNotFound) return { state: "none", reason: err.message };
+    if (isFlashError(err, "GPU_DRIVER_NOT_FOUND")) return { state: "none", reason: err.message };
     return { state: "error", error: err instanceof Error ? err.message : String(err) };
   }
 }

@@ -2,6 +2,7 @@
 // killed with its process, and the worker hears a timeout instead of hanging with it.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { FlashError } from "../errors.js";
 import type { CudaCheckOptions, CudaCheckResult } from "./check.js";
 import { GpuCheckError } from "./errors.js";
 import type { ProbeAnswer } from "./probe.js";
@@ -25,7 +26,8 @@ export function probeCommand(): string[] {
 }
 
 /** An error carried back from the test process, with its own name (CudaError, GpuCheckError, ...). */
-export class ProbeError extends Error {
+export class ProbeError extends FlashError {
+  readonly code = "GPU_PROBE_FAILED";
   constructor(name: string, message: string) {
     super(message);
     this.name = name;

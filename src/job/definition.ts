@@ -1,4 +1,6 @@
 // handler() as data: the queue handler and its options (concurrency, streams, refresh, input schema).
+
+import { ArgumentError } from "../errors.js";
 import type { HandlerFn } from "./types.js";
 import { isStandardSchema, type StandardSchemaV1, withInputSchema } from "./validate.js";
 
@@ -45,18 +47,19 @@ export function defineHandler<I, O>(
   fn: HandlerFn<I, O>,
   options: HandlerOptions = {},
 ): HandlerDefinition<I, O> {
-  if (typeof fn !== "function") throw new TypeError(`handler(fn): fn must be a function, got ${typeof fn}`);
+  if (typeof fn !== "function")
+    throw new ArgumentError(`handler(fn): fn must be a function, got ${typeof fn}`);
   const { concurrency = 1 } = options;
   if (typeof concurrency !== "function" && !isValidConcurrency(concurrency)) {
-    throw new TypeError(
+    throw new ArgumentError(
       `handler options: concurrency must be a whole number >= 1 or a function, got ${String(concurrency)}`,
     );
   }
   if (options.onStart !== undefined && typeof options.onStart !== "function") {
-    throw new TypeError(`handler options: onStart must be a function, got ${typeof options.onStart}`);
+    throw new ArgumentError(`handler options: onStart must be a function, got ${typeof options.onStart}`);
   }
   if (options.input !== undefined && !isStandardSchema(options.input)) {
-    throw new TypeError(
+    throw new ArgumentError(
       "handler options: input must be a Standard Schema (a zod, valibot or arktype schema, or any object with a `~standard` property)",
     );
   }

@@ -38,12 +38,12 @@ export function lenientB64decode(text: string): Buffer {
   const eq = clean.indexOf("=");
   const data = eq < 0 ? clean : clean.slice(0, eq);
   if (data.length % 4 === 1) {
-    throw new Error(
+    throw new SerializationError(
       `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
     );
   }
   const padded = data.length % 4 === 0 ? 0 : 4 - (data.length % 4);
-  if (clean.length - data.length < padded) throw new Error("Incorrect padding");
+  if (clean.length - data.length < padded) throw new SerializationError("Incorrect padding");
   return Buffer.from(data, "base64");
 }
 
@@ -67,7 +67,7 @@ function wrap(prefix: string, e: unknown): Error {
 export function deserializeArg(b64: unknown, options?: DecodeOptions): unknown {
   try {
     if (typeof b64 !== "string")
-      throw new Error(`expected a base64 string, got ${b64 === null ? "null" : typeof b64}`);
+      throw new SerializationError(`expected a base64 string, got ${b64 === null ? "null" : typeof b64}`);
     if (b64.length > MAX_PAYLOAD_BASE64_CHARS)
       throw new PayloadTooLargeError(b64.length, MAX_PAYLOAD_BASE64_CHARS);
     return decode(b64decode(b64), options);
@@ -79,7 +79,7 @@ export function deserializeArg(b64: unknown, options?: DecodeOptions): unknown {
 /** The `args` list of a FunctionRequest, each item checked and decoded on its own. */
 export function deserializeArgs(list: unknown, options?: DecodeOptions): unknown[] {
   try {
-    if (!Array.isArray(list)) throw new Error("args must be a list of base64 strings");
+    if (!Array.isArray(list)) throw new SerializationError("args must be a list of base64 strings");
     return list.map((a) => deserializeArg(a, options));
   } catch (e) {
     throw wrap("Failed to deserialize args", e);
@@ -90,7 +90,7 @@ export function deserializeArgs(list: unknown, options?: DecodeOptions): unknown
 export function deserializeKwargs(obj: unknown, options?: DecodeOptions): Record<string, unknown> {
   try {
     if (typeof obj !== "object" || obj === null || Array.isArray(obj))
-      throw new Error("kwargs must be an object");
+      throw new SerializationError("kwargs must be an object");
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(obj)) {
       setOwn(out, k, deserializeArg(v, options));

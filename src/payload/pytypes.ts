@@ -2,6 +2,7 @@
 // "dict[str, int]", "tuple[int, str]", "float | None", or { field: type } for a record): arguments are
 // checked and arrive as plain JS values, and declared floats go back to Python as floats.
 
+import { ArgumentError, FlashError, isFlashError } from "../errors.js";
 import type { RemoteEntry } from "./remote.js";
 import {
   asFrozenSet,
@@ -49,7 +50,8 @@ const GENERICS = new Map<string, number>([
 ]);
 
 /** A declaration the parser cannot read; the message quotes it. */
-export class PyTypeError extends TypeError {
+export class PyTypeError extends FlashError {
+  readonly code = "PY_TYPE_INVALID";
   override name = "PyTypeError";
 }
 
@@ -147,7 +149,9 @@ export function formatPyType(node: TypeNode): string {
 }
 
 /** A value that does not have its declared type; `where` is the path inside the argument or return value. */
-export class TypeMismatch extends Error {
+export class TypeMismatch extends FlashError {
+  readonly code = "TYPE_MISMATCH";
+  override name = "TypeMismatch";
   constructor(
     readonly where: string,
     readonly expected: string,
@@ -213,7 +217,7 @@ class Converter {
           try {
             return this.run(v, option, where);
           } catch (e) {
-            if (!(e instanceof TypeMismatch)) throw e;
+            if (!isFlashError(e, "TYPE_MISMATCH")) throw e;
           }
         }
         return mismatch();
@@ -311,7 +315,9 @@ export function declaredTypes(name: string, entry: RemoteEntry): Declared {
     try {
       node = parsePyType(type);
     } catch (e) {
-      throw new TypeError(`remote("${name}"): types.${key}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ArgumentError(
+        `remote("${name}"): types.${key}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     if (key === "return") {
       declared.result = node;
@@ -319,7 +325,7 @@ export function declaredTypes(name: string, entry: RemoteEntry): Declared {
     }
     const at = entry.params?.indexOf(key) ?? -1;
     if (at < 0)
-      throw new TypeError(
+      throw new ArgumentError(
         `remote("${name}"): types names the parameter '${key}', which params does not list (params: [${(entry.params ?? []).map((p) => `"${p}"`).join(", ")}])`,
       );
     declared.args[at] = node;

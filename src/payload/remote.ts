@@ -7,7 +7,7 @@ import { deserializeArg, serializeResult } from "./base64.js";
 import type { DecodeOptions } from "./decode.js";
 import type { Protocol } from "./encode.js";
 import { toJson } from "./json.js";
-import { convert, type Declared, declaredTypes, type PyType, TypeMismatch } from "./pytypes.js";
+import { convert, type Declared, declaredTypes, type PyType } from "./pytypes.js";
 import { missingArgumentsMessage, parameterNames } from "./signature.js";
 import type { FunctionRequest, FunctionResponse, InstanceInfo } from "./types.js";
 import { setOwn } from "./values.js";
@@ -94,8 +94,8 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-/** A FunctionRequest that names nothing callable: answered with its message alone, no stack. */
-class RequestError extends FlashError {
+/** A FunctionRequest that names nothing callable, or a job input that is none: answered with its message alone. */
+export class RequestError extends FlashError {
   readonly code = "REMOTE_REQUEST_INVALID";
   override name = "RequestError";
 }
@@ -241,7 +241,7 @@ export class RemoteDispatcher {
       try {
         return convert(v, node, "in", `argument '${params?.[i] ?? i}'`);
       } catch (e) {
-        if (e instanceof TypeMismatch) throw new RequestError(`${callee}() ${e.message}`);
+        if (isFlashError(e, "TYPE_MISMATCH")) throw new RequestError(`${callee}() ${e.message}`);
         throw e;
       }
     });
@@ -267,7 +267,7 @@ export class RemoteDispatcher {
     try {
       return convert(value, declared.result, "out", "return value");
     } catch (e) {
-      if (e instanceof TypeMismatch) throw new RequestError(`${callee}() ${e.message}`);
+      if (isFlashError(e, "TYPE_MISMATCH")) throw new RequestError(`${callee}() ${e.message}`);
       throw e;
     }
   }

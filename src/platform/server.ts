@@ -6,8 +6,8 @@ import { fileURLToPath } from "node:url";
 import Fastify from "fastify";
 import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback, isLoopbackAuthority } from "../http/loopback.js";
-import { keepTickShapes } from "../lifecycle.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
+import { ConfigError } from "../options/index.js";
 import { clientApi } from "./api/client-api.js";
 import type { PlatformContext } from "./api/context.js";
 import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
@@ -210,7 +210,7 @@ function lbOptions(
 function platformKey(options: PlatformOptions, bindHost: string): string {
   // A generated key is printed for the user; on a non-loopback interface it must be one they chose.
   if (options.apiKey === undefined && !isLoopback(bindHost)) {
-    throw new Error(
+    throw new ConfigError(
       `Refusing to serve on ${bindHost} without an API key you chose: pass --api-key (or FLASH_API_KEY), or use 127.0.0.1`,
     );
   }
@@ -321,7 +321,6 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
   await app.register(restApi, { host: restHost });
 
-  keepTickShapes();
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");

@@ -1,5 +1,6 @@
 // The one-shot local test: the test job from --test_input or test_input.json (beside the handler first), run once, printed.
 import type { EndpointHandlerDefinition } from "../app/endpoint.js";
+import { FlashError, isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
@@ -64,7 +65,9 @@ export function prepareTestJob(config: WorkerConfig, log: Logger): TestJob | und
 const DEFAULT_TIMEOUT_MS = ENDPOINT_DEFAULTS.executionTimeoutMs;
 
 /** The job's own wait ended without an answer: the handler's promise can never settle, or took too long. */
-class Unfinished extends Error {}
+class Unfinished extends FlashError {
+  readonly code = "JOB_UNFINISHED";
+}
 
 /**
  * The one-shot local test (docs/protocol.md §6.1): run one job, exit 0 or 1. Logs go to `log`; the result body
@@ -140,7 +143,11 @@ export async function runOneShot(
   process.off("beforeExit", drained);
   if (outcome.kind !== "result") {
     const reason = outcome.reason;
-    log.error(reason instanceof Unfinished ? reason.message : `Job ${raw.id} was stopped: ${String(reason)}`);
+    log.error(
+      isFlashError(reason, "JOB_UNFINISHED")
+        ? reason.message
+        : `Job ${raw.id} was stopped: ${String(reason)}`,
+    );
     return 1;
   }
   // Sized as the queue worker sizes it, so the body printed is the one the platform would get (§11.2).

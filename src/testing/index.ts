@@ -2,6 +2,7 @@
 
 import { registry } from "../app/registry.js";
 import { withRemoteFunctions } from "../app/remote.js";
+import { ArgumentError, FlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import { jobLogBindings } from "../job/scope.js";
@@ -93,6 +94,12 @@ export interface RemoteCallResult {
   response: FunctionResponse;
 }
 
+/** A remote call's job that ended without the FunctionResponse every remote call answers with. */
+class RemoteCallError extends FlashError {
+  readonly code = "REMOTE_CALL_FAILED";
+  override name = "RemoteCallError";
+}
+
 /**
  * Calls a function registered with remote() as Python's toolkit does: each argument is pickled (use
  * PyFloat, tuple(), bytearray() … for Python types), the job runs through runJob, and the result is decoded.
@@ -104,7 +111,7 @@ export async function callRemote(
   options: RunJobOptions = {},
 ): Promise<RemoteCallResult> {
   if (!registry().remotes.has(name))
-    throw new Error(
+    throw new ArgumentError(
       `callRemote("${name}"): no function is registered under that name; import the file that calls remote("${name}", fn)`,
     );
   const request: FunctionRequest = {
@@ -117,7 +124,7 @@ export async function callRemote(
   const run = await runJob(base, request, options);
   const response = run.result?.output as FunctionResponse | undefined;
   if (response === undefined || typeof response !== "object")
-    throw new Error(
+    throw new RemoteCallError(
       `callRemote("${name}"): the job ended without a FunctionResponse: ${JSON.stringify(run.result ?? run.aborted)}`,
     );
   const error = run.result?.error;

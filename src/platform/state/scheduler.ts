@@ -1,4 +1,6 @@
 // The platform's scheduler: every endpoint's jobs from queue to worker to done, timeouts, cancels, retries.
+
+import { NameTakenError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
 import { PlatformMemoryFull } from "./budget.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";
@@ -101,7 +103,7 @@ export class Scheduler {
   // ---- endpoints -------------------------------------------------------------------------------
 
   addEndpoint(config: EndpointConfig): EndpointState {
-    if (this.endpoints.has(config.id)) throw new Error(`Endpoint ${config.id} already exists`);
+    if (this.endpoints.has(config.id)) throw new NameTakenError(`Endpoint ${config.id} already exists`);
     const endpoint = new EndpointState(config, (job, worker) => this.assign(endpoint, job, worker), this.now);
     this.endpoints.set(config.id, endpoint);
     return endpoint;

@@ -2,6 +2,7 @@
 // environment that points a worker at the platform.
 import { resolve } from "node:path";
 import { playgroundSample } from "../../app/sample.js";
+import { ArgumentError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
 import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "../state/endpoint.js";
 import type { EndpointInfo, EndpointInit } from "../state/endpoint-init.js";
@@ -153,7 +154,7 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
   const workers = init.workers ?? ENDPOINT_DEFAULTS.workers;
   const [min, max] = workers;
   if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < Math.max(min, 1)) {
-    throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
+    throw new ArgumentError(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
   }
   const file = init.file ? resolve(init.cwd ?? ".", init.file) : undefined;
   const command = init.command ?? (file ? workerCommand(file) : undefined);

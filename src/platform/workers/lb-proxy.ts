@@ -9,6 +9,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { timeoutMessage } from "../../app/rules.js";
 import { playgroundSample, sampleRoute } from "../../app/sample.js";
+import { ArgumentError, isFlashError, NameTakenError } from "../../errors.js";
 import { forwardHeaders, refuseUpgrade, upgradeHead } from "../../http/proxy.js";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
@@ -177,7 +178,7 @@ export class LbEndpoint {
     // max 0 is an endpoint with its workers scaled to none (REST v2 allows it); only a launched one has that.
     const least = init.launch || init.awaitLaunch ? min : Math.max(min, 1);
     if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < least) {
-      throw new Error(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
+      throw new ArgumentError(`Invalid workers [${min}, ${max}]: expected 0 <= min <= max and max >= 1`);
     }
     this.workers = [min, max];
     this.executionTimeoutMs = init.executionTimeoutMs ?? 600_000;
@@ -188,7 +189,7 @@ export class LbEndpoint {
     const route = sampleRoute(init.routes ?? []);
     this.sample = (file ? playgroundSample(file) : undefined) ?? (route ? JSON.stringify(route) : undefined);
     if (!this.launch && !init.awaitLaunch && (!this.command || this.command.length === 0))
-      throw new Error(`Load-balanced endpoint ${init.id} needs a file or command`);
+      throw new ArgumentError(`Load-balanced endpoint ${init.id} needs a file or command`);
     this.ticker = setInterval(() => this.scale(false), 250);
     this.ticker.unref();
     this.scale(false);
@@ -622,7 +623,8 @@ export class LbEndpoints {
   }
 
   create(init: LbEndpointInit): LbEndpoint {
-    if (this.endpoints.has(init.id)) throw new Error(`Load-balanced endpoint ${init.id} already exists`);
+    if (this.endpoints.has(init.id))
+      throw new NameTakenError(`Load-balanced endpoint ${init.id} already exists`);
     const endpoint = new LbEndpoint(init, {
       ...this.options,
       onRequest: (endpointId, request) => {
@@ -760,7 +762,7 @@ export async function lbProxy(
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (options.claimUpgrade?.(req, socket, head)) return;
     upgradeToWorker(req, socket, head, ctx, endpoints).catch((err: Error) => {
-      refuseUpgrade(socket, err instanceof HttpError ? err.status : 502, err.message);
+      refuseUpgrade(socket, isFlashError(err, "HTTP_STATUS") ? (err as HttpError).status : 502, err.message);
     });
   };
   app.server.on("upgrade", onUpgrade);

@@ -2,6 +2,7 @@
 // tcp ports forwarded from public ports on the platform's interface, its output in the platform log under its id.
 import { type ChildProcess, spawn } from "node:child_process";
 import { connect, createServer, type Server } from "node:net";
+import { FlashError } from "../../errors.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { PodHost } from "../state/pod-life.js";
@@ -14,6 +15,12 @@ interface Running {
   exited: Promise<void>;
   forwards: Server[];
   stopping: boolean;
+}
+
+/** A Pod asked to start while the platform closes: nothing is started. */
+export class PlatformClosingError extends FlashError {
+  readonly code = "PLATFORM_CLOSING";
+  override name = "PlatformClosingError";
 }
 
 export interface PodRunnerOptions {
@@ -39,7 +46,7 @@ export class PodRunner implements PodHost {
   ): Promise<Map<number, number>> {
     await this.stop(pod);
     // A pull that ends while the platform closes starts nothing.
-    if (this.closed) throw new Error("the platform is closing");
+    if (this.closed) throw new PlatformClosingError("the platform is closing");
     const forwards: Server[] = [];
     const tcp = new Map<number, number>();
     try {

@@ -10,7 +10,7 @@ import { extname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Agent, buildConnector } from "undici";
-import { FlashError } from "../../errors.js";
+import { ArgumentError, FlashError, isFlashError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
 import { redactUrl } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
@@ -57,7 +57,10 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ALLOW_HINT = "set RUNPOD_ALLOW_PRIVATE_DOWNLOAD_URLS=true to allow private addresses";
 
 /** A refusal found while connecting; the download turns it into a DownloadError naming the URL. */
-class Refused extends Error {}
+class Refused extends FlashError {
+  readonly code = "DOWNLOAD_REFUSED";
+  override name = "Refused";
+}
 
 /**
  * Fetches `url` (http or https) to a local file, as runpod-python's rp_download does: loopback, private,
@@ -143,7 +146,7 @@ export async function downloadWith(
 
 function positive(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new TypeError(`download: ${name} must be a whole number >= 1, got ${String(value)}`);
+    throw new ArgumentError(`download: ${name} must be a whole number >= 1, got ${String(value)}`);
   }
   return value;
 }
@@ -273,9 +276,13 @@ function decoded(path: string): string {
 
 /** Every failure becomes a DownloadError that names the URL and says what to do. */
 function explain(err: unknown, url: URL, timeoutMs: number, signal: AbortSignal | undefined): Error {
-  if (err instanceof DownloadError) return err;
+  if (isFlashError(err, "DOWNLOAD_FAILED")) return err;
   const cause = (err as { cause?: unknown })?.cause;
-  const refusal = err instanceof Refused ? err : cause instanceof Refused ? cause : undefined;
+  const refusal = isFlashError(err, "DOWNLOAD_REFUSED")
+    ? err
+    : isFlashError(cause, "DOWNLOAD_REFUSED")
+      ? cause
+      : undefined;
   const shown = redactUrl(url);
   if (refusal) return new DownloadError(`download: refused ${shown}: ${refusal.message}; ${ALLOW_HINT}`);
   if (signal?.aborted) {

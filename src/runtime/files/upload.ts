@@ -4,6 +4,7 @@
 import { createReadStream } from "node:fs";
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
+import { ArgumentError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
 import { tracing } from "../../trace/index.js";
 import { type BucketTarget, resolveBucket, UploadError } from "./bucket.js";
@@ -87,12 +88,12 @@ export async function upload(data: UploadData, options: UploadOptions = {}): Pro
 async function uploadNow(data: UploadData, options: UploadOptions): Promise<UploadedFile> {
   const expiresIn = options.expiresIn ?? MAX_EXPIRES_S;
   if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > MAX_EXPIRES_S) {
-    throw new TypeError(
+    throw new ArgumentError(
       `upload: expiresIn must be whole seconds from 1 to ${MAX_EXPIRES_S}, got ${expiresIn}`,
     );
   }
   if (options.key !== undefined && (typeof options.key !== "string" || options.key === "")) {
-    throw new TypeError("upload: key must be a non-empty string");
+    throw new ArgumentError("upload: key must be a non-empty string");
   }
   const target = resolveBucket();
   const body = await openBody(data);
@@ -162,7 +163,7 @@ async function openBody(data: UploadData): Promise<Uint8Array | Readable | Reada
   ) {
     return data;
   }
-  throw new TypeError(
+  throw new ArgumentError(
     "upload: data must be bytes (Uint8Array, Buffer, ArrayBuffer), a stream or a file path",
   );
 }

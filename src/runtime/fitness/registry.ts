@@ -1,4 +1,5 @@
 // The fitness checks users register with fitnessCheck(), kept in registration order.
+import { ArgumentError, NameTakenError } from "../../errors.js";
 
 /** A user's check, sync or async: throw (or reject) to fail; a string it returns is shown beside its result. */
 export type FitnessCheckFn = () => unknown;
@@ -20,10 +21,10 @@ export function registeredChecks(): FitnessCheck[] {
 /** Registers a startup check that must pass before the worker takes its first job. */
 export function registerFitnessCheck(name: string, fn: FitnessCheckFn): void {
   if (typeof name !== "string" || name.trim().length === 0)
-    throw new TypeError("fitnessCheck(name, fn): name must be a non-empty string");
-  if (typeof fn !== "function") throw new TypeError(`fitnessCheck("${name}", fn): fn must be a function`);
+    throw new ArgumentError("fitnessCheck(name, fn): name must be a non-empty string");
+  if (typeof fn !== "function") throw new ArgumentError(`fitnessCheck("${name}", fn): fn must be a function`);
   const checks = registeredChecks();
   if (checks.some((check) => check.name === name))
-    throw new Error(`fitnessCheck("${name}") is already registered`);
+    throw new NameTakenError(`fitnessCheck("${name}") is already registered`);
   checks.push({ name, run: fn });
 }

@@ -1,5 +1,5 @@
 // The worker's side of the platform protocol: the PlatformClient interface, its answers and its errors.
-import { FlashError, type HttpStatusFields } from "../../errors.js";
+import { FlashError, type HttpStatusFields, isFlashError } from "../../errors.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import type { PlatformUrls } from "./urls.js";
 
@@ -8,6 +8,10 @@ export class TooManyRequests extends FlashError {
   readonly code = "PLATFORM_TOO_MANY_REQUESTS";
   override name = "TooManyRequests";
 }
+
+/** By code, as every check of our errors is (two copies of the package may be loaded). */
+export const isPlatformHttpError = (err: unknown): err is PlatformHttpError =>
+  isFlashError(err, "PLATFORM_HTTP");
 
 /** A non-2xx answer that retrying will not fix, or that retries did not fix. */
 export class PlatformHttpError extends FlashError implements HttpStatusFields {

@@ -11,12 +11,11 @@ import { type JobSpan, tracing } from "../../trace/index.js";
 import type { WorkerConfig } from "../options.js";
 import {
   type DeliveryBound,
+  isPlatformHttpError,
   type PlatformClient,
-  PlatformHttpError,
   type RejectedJob,
   type SerializedResult,
   serializeResult,
-  TooManyRequests,
 } from "./client.js";
 import { fitResult, LARGE_OUTPUT_ADVICE, megabytes, OFFLOAD_OVER_BYTES } from "./large-output.js";
 import { ProgressSender } from "./progress.js";
@@ -31,6 +30,12 @@ export class JobStopped extends FlashError {
 export class WorkerShutdown extends FlashError {
   readonly code = "WORKER_SHUTDOWN";
   override name = "WorkerShutdown";
+}
+
+/** A stream chunk over the platform's limit: refused before it is posted. */
+export class StreamChunkTooLargeError extends FlashError {
+  readonly code = "STREAM_CHUNK_TOO_LARGE";
+  override name = "StreamChunkTooLargeError";
 }
 
 /** Where in-flight job ids go for the heartbeat; it runs off the main thread. */
@@ -197,7 +202,7 @@ export class QueueWorker {
         else await sleep(EMPTY_POLL_FLOOR_MS - (performance.now() - asked), this.stopController.signal);
       } catch (err) {
         if (this.stopping) break;
-        if (err instanceof TooManyRequests) {
+        if (isFlashError(err, "PLATFORM_TOO_MANY_REQUESTS")) {
           log.warn(`${err.message}; waiting ${THROTTLE_MS / 1000} s.`);
           await sleep(THROTTLE_MS, this.stopController.signal);
           continue;
@@ -288,7 +293,7 @@ export class QueueWorker {
           const body = JSON.stringify({ output: chunk });
           const size = Buffer.byteLength(body);
           if (size > STREAM_CHUNK_LIMIT_BYTES) {
-            throw new Error(
+            throw new StreamChunkTooLargeError(
               `stream chunk is ${megabytes(size)}, over the platform's limit of ${megabytes(STREAM_CHUNK_LIMIT_BYTES)}`,
             );
           }
@@ -300,7 +305,7 @@ export class QueueWorker {
       });
       await progress.close();
       if (outcome.kind === "aborted") {
-        if (outcome.reason instanceof JobStopped) {
+        if (isFlashError(outcome.reason, "JOB_STOPPED")) {
           status = "CANCELLED";
           log.info(`Job stopped. (${Math.round(outcome.handlerMs)} ms)`);
           return;
@@ -378,7 +383,7 @@ export class QueueWorker {
         );
         return;
       }
-      if (!(err instanceof PlatformHttpError)) throw err;
+      if (!isPlatformHttpError(err)) throw err;
       if (err.status === 409 || err.earlierAttemptMayBeRecorded) {
         const why =
           err.status === 409
@@ -430,7 +435,7 @@ export class QueueWorker {
         ids = await client.stopSignals(signal);
       } catch (err) {
         if (this.stopping) return;
-        if (err instanceof TooManyRequests) {
+        if (isFlashError(err, "PLATFORM_TOO_MANY_REQUESTS")) {
           await sleep(THROTTLE_MS, signal);
         } else {
           log.error(`Failed to poll job-stop: ${describeError(err)}`);
