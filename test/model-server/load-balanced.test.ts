@@ -182,29 +182,36 @@ describe("a load-balanced endpoint whose model server dies", () => {
     expect(lb.lines.filter((l) => l.includes("fixture: crashing mid-stream"))).toHaveLength(1);
   }, 60_000);
 
-  it("a request the server's exit cut off gets 502 naming the exit, not its log lines (they can hold prompts)", async () => {
-    const lb = await serve({ FIXTURE_LOAD_SECONDS: "0" });
-    await eventually(async () => (await fetch(`${lb.url}/ping`)).status === 200, "/ping 200", 30_000);
-    const secret = "sk-live-prompt-4242";
-    const answer = await fetch(`${lb.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "fixture-crash", messages: [{ role: "user", content: secret }] }),
-    });
-    expect(answer.status).toBe(502);
-    const body = await answer.text();
-    expect(JSON.parse(body)).toEqual({
-      error:
-        "Model server 'fixture-llm' exited with code 3 while serving this request; its last lines are in the worker's log",
-    });
-    expect(body).not.toContain(secret);
-    expect(await lb.exitCode).toBe(1);
-    // The line stays in the worker's log, written once, as the server printed it.
-    expect(lb.lines.filter((l) => l.includes(secret))).toHaveLength(1);
-    expect(lb.lines.find((l) => l.includes(secret))).toContain(
-      `| fixture-llm | fixture: crashing on prompt ${secret}`,
-    );
-  }, 60_000);
+  // fixture-crash exits 3; fixture-oom is SIGKILLed, as the OOM killer ends a server (its shell leader says 137).
+  it.each([
+    ["fixture-crash", "exited with code 3"],
+    ["fixture-oom", "exited with code 137 (signal SIGKILL)"],
+  ])(
+    "a request the server's exit cut off (%s) gets 502 naming the exit, not its log lines (they can hold prompts)",
+    async (model, exit) => {
+      const lb = await serve({ FIXTURE_LOAD_SECONDS: "0" });
+      await eventually(async () => (await fetch(`${lb.url}/ping`)).status === 200, "/ping 200", 30_000);
+      const secret = "sk-live-prompt-4242";
+      const answer = await fetch(`${lb.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: secret }] }),
+      });
+      expect(answer.status).toBe(502);
+      const body = await answer.text();
+      expect(JSON.parse(body)).toEqual({
+        error: `Model server 'fixture-llm' ${exit} while serving this request; its last lines are in the worker's log`,
+      });
+      expect(body).not.toContain(secret);
+      expect(await lb.exitCode).toBe(1);
+      // The line stays in the worker's log, written once, as the server printed it.
+      expect(lb.lines.filter((l) => l.includes(secret))).toHaveLength(1);
+      expect(lb.lines.find((l) => l.includes(secret))).toContain(
+        `| fixture-llm | fixture: crashing on prompt ${secret}`,
+      );
+    },
+    60_000,
+  );
 
   it("a stop while the server is still loading ends cleanly: exit code 0, the server stopped", async () => {
     const lb = await serve({ FIXTURE_MODE: "never-healthy" });

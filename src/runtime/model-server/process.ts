@@ -1,5 +1,6 @@
 // The model server's process: spawned in its own process group, its output relayed as log lines, its exit watched.
 import { type ChildProcess, spawn } from "node:child_process";
+import { constants } from "node:os";
 import { createInterface } from "node:readline";
 import type { RunningServer, ServerExit, ServerSettings } from "../../app/model-server/declare.js";
 import type { Logger } from "../../log/index.js";
@@ -22,11 +23,21 @@ const GUARD = [
 /** Lines kept of its output (lastLines); each was logged as it came, and no error repeats them. */
 const KEPT_LINES = 20;
 
-/** "exited with code 3", "was killed by SIGKILL", "could not start (spawn vllm ENOENT)". */
+/** The signal a shell's exit code 128+N stands for (137: SIGKILL, the OOM killer's), if N is one. */
+function signalOfCode(code: number | null): string | undefined {
+  if (code === null || code <= 128) return undefined;
+  return Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0];
+}
+
+/**
+ * "exited with code 3", "exited with code 137 (signal SIGKILL)" (the server's shell leader reports a killed server
+ * as 128+N), "was killed by SIGKILL", "could not start (spawn vllm ENOENT)".
+ */
 export function describeExit(exit: ServerExit): string {
   if (exit.error) return `could not start (${exit.error.message})`;
   if (exit.signal) return `was killed by ${exit.signal}`;
-  return `exited with code ${exit.code}`;
+  const signal = signalOfCode(exit.code);
+  return `exited with code ${exit.code}${signal ? ` (signal ${signal})` : ""}`;
 }
 
 /** A running model server; `stop` ends its whole process group. */
