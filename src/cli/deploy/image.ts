@@ -19,7 +19,7 @@ import ignore from "ignore";
 import { extract } from "tar";
 import {
   type ContainerTool,
-  ContainerToolError,
+  isContainerToolError,
   isLoopbackRegistry,
   runTool,
 } from "../../containers/tool.js";
@@ -454,8 +454,10 @@ export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
     args.push("--build-arg", `BASE=${nodeBaseImage}`);
     if (kind === "cuda") args.push("--build-arg", `NODE_IMAGE=${nodeBaseImage}`);
   }
+  // The GPU image's node stage: buildah 1.28 leaves its container (`<node image>-working-container`) on success.
+  const stage = kind === "cuda" ? stageContainer(nodeBaseImage ?? "node:24-bookworm-slim") : undefined;
   try {
-    await bud(tool, [...args, "-f", dockerfile, "-t", image, PACKAGE_ROOT], build.show);
+    await bud(tool, [...args, "-f", dockerfile, "-t", image, PACKAGE_ROOT], build.show, stage);
   } catch (err) {
     throw new ImageError(
       `Building the runtime image ${image} from ${dockerfile} failed: ${detail(err)}${baseHint(err, nodeBaseImage ?? "node:24-bookworm-slim")}`,
@@ -464,11 +466,23 @@ export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
   return image;
 }
 
+/** The name buildah gives a build container from `image`: `flash-standin-working-container[-N]` for the stand-in. */
+function stageContainer(image: string): RegExp {
+  const name = (image.split("/").pop() ?? image).replace(/[:@].*$/, "");
+  return new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-working-container(-\\d+)?$`);
+}
+
 /**
  * `docker build` with the tool: Docker format keeps HEALTHCHECK (OCI has none), chroot isolation runs RUN steps
- * without a runtime. No build leaves a working container behind, failed or not (under vfs each is a full copy).
+ * without a runtime. A failed build leaves no working container behind (under vfs each is a full copy); after a
+ * success only the `stage` ones go, since another build in the same storage may own the rest.
  */
-async function bud(tool: ContainerTool, args: string[], show: (line: string) => void): Promise<void> {
+async function bud(
+  tool: ContainerTool,
+  args: string[],
+  show: (line: string) => void,
+  stage?: RegExp,
+): Promise<void> {
   if (tool.name === "docker") {
     await runTool(tool, ["build", ...args], { onLine: show });
     return;
@@ -482,11 +496,21 @@ async function bud(tool: ContainerTool, args: string[], show: (line: string) => 
         onLine: show,
       },
     );
-  } finally {
-    // buildah 1.28 can leave a multi-stage build's stage container (`flash-standin-working-container`) even on success.
-    const left = (await workingContainers(tool)).filter((name) => !before.has(name));
-    if (left.length > 0) await runTool(tool, ["rm", ...left]).catch(() => undefined);
+  } catch (err) {
+    await removeNew(tool, before, () => true);
+    throw err;
   }
+  if (stage) await removeNew(tool, before, (name) => stage.test(name));
+}
+
+/** Removes the working containers made since `before` that `which` picks. */
+async function removeNew(
+  tool: ContainerTool,
+  before: Set<string>,
+  which: (name: string) => boolean,
+): Promise<void> {
+  const left = (await workingContainers(tool)).filter((name) => !before.has(name) && which(name));
+  if (left.length > 0) await runTool(tool, ["rm", ...left]).catch(() => undefined);
 }
 
 /** The build containers in the tool's storage (`<image>-working-container[-N]`; workers have names of their own). */
@@ -500,7 +524,7 @@ async function workingContainers(tool: ContainerTool): Promise<string[]> {
 
 /** A runtime or node base image that could not be pulled: name the way to build without Docker Hub. */
 export function baseHint(err: unknown, base: string): string {
-  const text = err instanceof ContainerToolError ? err.output : String(err);
+  const text = isContainerToolError(err) ? err.output : String(err);
   const pull =
     /creating build container|initializing source|pulling image|short-name|manifest unknown|not found in|reading manifest|unable to pull|error pulling/i;
   if (!pull.test(text)) return "";
@@ -590,13 +614,13 @@ function sameImage(a: string, b: string): boolean {
 }
 
 function detail(err: unknown): string {
-  if (err instanceof ContainerToolError) return `${err.message}`;
+  if (isContainerToolError(err)) return `${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
 
 /** What to try for the usual push failures. */
 function hint(err: unknown): string {
-  const text = err instanceof ContainerToolError ? err.output : String(err);
+  const text = isContainerToolError(err) ? err.output : String(err);
   if (/connection refused|no such host|i\/o timeout|dial tcp/i.test(text)) {
     return "\n  The registry is not reachable: check the name and port, or start it.";
   }
