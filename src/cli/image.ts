@@ -11,10 +11,10 @@ import {
   type ContainerTool,
   findContainerTool,
   imageCommand,
-  NoContainerToolError,
   runTool,
   toolArgv,
 } from "../containers/tool.js";
+import { isFlashError } from "../errors.js";
 import { ConfigError, readOptions, text, toggle } from "../options/index.js";
 import { containerEntry } from "../platform/workers/terminate.js";
 import {
@@ -80,7 +80,8 @@ const USAGE = [
   "storage folder of their own.",
 ].join("\n");
 
-class UsageError extends Error {}
+/** A wrong subcommand, argument or option: printed with the usage, as a bad flag is. */
+class UsageError extends ConfigError {}
 
 /** `flash image <build|run> ...` */
 export async function run(args: string[]): Promise<number> {
@@ -95,13 +96,12 @@ export async function run(args: string[]): Promise<number> {
     }
     throw new UsageError(sub ? `unknown subcommand "${sub}"` : "missing subcommand");
   } catch (err) {
-    if (err instanceof ImageError || err instanceof NoContainerToolError) {
+    if (isFlashError(err, "IMAGE_FAILED", "CONTAINER_TOOL_MISSING")) {
       process.stderr.write(`flash image: ${err.message}\n`);
       return 1;
     }
     if (
-      err instanceof UsageError ||
-      err instanceof ConfigError ||
+      isFlashError(err, "CONFIG_INVALID") ||
       (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
     ) {
       process.stderr.write(`flash image: ${(err as Error).message}\n${USAGE}\n`);

@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { FlashError } from "../errors.js";
+import { FlashError, isFlashError } from "../errors.js";
 import { isLoopback } from "../http/loopback.js";
 
 export type ContainerToolName = "buildah" | "podman" | "docker";
@@ -27,6 +27,10 @@ export class NoContainerToolError extends FlashError {
     );
   }
 }
+
+/** By code, as every check of our errors is (two copies of the package may be loaded). */
+export const isContainerToolError = (err: unknown): err is ContainerToolError =>
+  isFlashError(err, "CONTAINER_TOOL_FAILED");
 
 /** A container tool command failed; the message ends with the last lines it printed. */
 export class ContainerToolError extends FlashError {

@@ -1,9 +1,10 @@
 // One HTTP exchange over Node's own http/https with kept-alive connections, the answer's body read whole as text.
-// Why not fetch: on Node 20 a take → done pair through fetch costs ~0.5 ms more CPU than through node:http, most of
-// a no-op job (docs/benchmarks.md); undici's own request() is as fast but its import costs ~65 ms and ~20 MB.
+// Why not fetch: on Node 20 a take → done pair through fetch costs more CPU than through node:http, most of a no-op
+// job, and undici's own request() is as fast but costs its import (docs/design.md §4.8 gives both figures).
 import type http from "node:http";
 import type https from "node:https";
 import type { LookupFunction } from "node:net";
+import { FlashError } from "../errors.js";
 
 export interface WireRequest {
   method: string;
@@ -34,9 +35,9 @@ export interface WireAnswer {
 export type Transport = (request: WireRequest) => Promise<WireAnswer>;
 
 /** The exchange ran past its deadline. */
-export class WireTimeoutError extends Error {
+export class WireTimeoutError extends FlashError {
   override readonly name = "TimeoutError";
-  readonly code = "ETIMEDOUT";
+  readonly code = "HTTP_TIMEOUT";
   constructor(ms: number) {
     super(`no answer within ${ms} ms`);
   }

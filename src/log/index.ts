@@ -1,6 +1,6 @@
 // The one logger: runpod-python's levels and line formats (text for people, JSON lines for the platform), and
-// LOG_FORMAT=json's pino records (log/json.ts). Not pino by default: its import costs ~8.6 MB of RSS and ~16 ms
-// of start on Node 20, an eighth of an idle worker (docs/design.md §4), so it is loaded only for LOG_FORMAT=json.
+// LOG_FORMAT=json's pino records (log/json.ts). Not pino by default: its import is a cost every worker would pay
+// (docs/design.md §4.9 gives it), so it is loaded only for LOG_FORMAT=json.
 import type { Logger as PinoLogger } from "pino";
 
 import { redact } from "./redact.js";
@@ -8,7 +8,7 @@ import { stdoutLines } from "./stdout.js";
 
 export { describeError } from "./describe.js";
 export { addSecret, redact, redactUrl } from "./redact.js";
-export { flushLog } from "./stdout.js";
+export { flushLog, stdoutToStderr, tapStdio } from "./stdout.js";
 export { activeTraceId, setTraceIdSource } from "./trace.js";
 
 /** LOG_FORMAT: runpod-python's text lines (the default), or one JSON object per line written by pino. */

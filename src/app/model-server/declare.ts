@@ -1,4 +1,5 @@
 // server(): a model server (vLLM, llama-server, ComfyUI…) the worker runs beside its code, and its fetch-like client.
+import { ArgumentError } from "../../errors.js";
 import { currentJob } from "../../job/scope.js";
 import { ServerExitedError, ServerStartError } from "./errors.js";
 
@@ -158,7 +159,7 @@ const KNOWN = new Set(["command", "args", "env", "port", "health", "startTimeout
 
 function parseServerOptions(options: ServerOptions): ServerSettings {
   const fail = (message: string): never => {
-    throw new TypeError(`server(): ${message}`);
+    throw new ArgumentError(`server(): ${message}`);
   };
   if (typeof options !== "object" || options === null) fail("options must be an object");
   const unknown = Object.keys(options).filter((key) => !KNOWN.has(key));

@@ -88,7 +88,7 @@ export async function downloadWith(
   const scope = currentJob();
   const signals = [options.signal, scope?.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
-  // Loaded on first use: undici costs ~0.1 s to load, which workers that never download should not pay.
+  // Loaded on first use: workers that never download should not pay undici's import (docs/design.md §4.8).
   const undici = await import("undici");
   const agent = guardedAgent(undici, connection, timeoutMs);
   let current = httpUrl(String(url));

@@ -353,7 +353,7 @@ function send(reply: FastifyReply, value: unknown): unknown {
 
 /**
  * A fetch Response, known by its tag as fastify knows it: Node defines `Response` lazily, so `instanceof Response`
- * would load undici (~65 ms, ~20 MB) on a worker's first request, though no route returned one.
+ * would load undici (its import cost: docs/design.md §4.8) on a worker's first request, though no route returned one.
  */
 const isResponse = (value: unknown): boolean =>
   typeof value === "object" &&

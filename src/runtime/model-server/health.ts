@@ -1,6 +1,7 @@
 // Waiting for a model server to become ready: its health path polled until 200, bounded by the start timeout.
+import { isFlashError } from "../../errors.js";
 import { sleep } from "../../http/retry.js";
-import { nodeTransport, WireTimeoutError } from "../../http/wire.js";
+import { nodeTransport } from "../../http/wire.js";
 import type { ServerProcess } from "./process.js";
 
 /** Between two health checks; a server loading a model answers 503 (vLLM) or refuses connections until it listens. */
@@ -48,7 +49,7 @@ export async function waitUntilHealthy(
       } catch (err) {
         // A check cut short by the deadline, after the server did answer, says nothing new: that answer stands.
         const cutShort =
-          err instanceof WireTimeoutError && checkMs < CHECK_TIMEOUT_MS && last.startsWith("it answered");
+          isFlashError(err, "HTTP_TIMEOUT") && checkMs < CHECK_TIMEOUT_MS && last.startsWith("it answered");
         if (!quit.signal.aborted && !cutShort) last = (err as Error).message;
       }
       await sleep(Math.min(POLL_MS, Math.max(0, deadline - performance.now())), quit.signal);
