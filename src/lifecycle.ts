@@ -1,23 +1,48 @@
-// The process around a running app: stray errors logged instead of fatal, the shutdown signals, nextTick's shapes.
-import { executionAsyncResource } from "node:async_hooks";
+// The process around a running app: a stray error ends it (docs/design.md §4.10), the shutdown signals.
+import { FlashError } from "./errors.js";
 import type { Logger } from "./log/index.js";
 import { stackText } from "./log/stack.js";
 
 const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
+/** An uncaught exception or unhandled rejection in the worker's process: what each job in flight ends with. */
+export class StrayError extends FlashError {
+  readonly code = "WORKER_STRAY_ERROR";
+  override name = "StrayError";
+}
+
 let guarded = false;
+/** The first stray error; later ones are logged only. */
+let fault: StrayError | undefined;
+/** What the mode in charge does with a stray error (the queue worker fails its jobs); else the process exits 1. */
+let onFault: ((error: StrayError) => void) | undefined;
 
 /**
- * Stray errors from handler or route code (an uncaught throw in a callback, a rejection nobody awaits) are
- * logged with their stack, never fatal, the same in every mode (flash run too): the job or request decides.
+ * A stray error from handler or route code (a throw in a callback, a rejection nobody awaits) is logged with its
+ * stack, and the process is no longer trusted: the mode in charge answers what it holds (`whenStrayError`) and
+ * exits 1, so the platform replaces the worker. Without one, the process exits 1 at once.
  */
 export function guardProcess(log: Logger): void {
   if (guarded) return;
   guarded = true;
-  process.on("uncaughtException", (err) => log.error(`Uncaught exception | ${stackText(err, String(err))}`));
-  process.on("unhandledRejection", (reason) =>
-    log.error(`Unhandled rejection | ${stackText(reason, String(reason))}`),
-  );
+  const stray = (kind: string, err: unknown) => {
+    log.error(`${kind} | ${stackText(err, String(err))}`);
+    if (fault) return;
+    fault = new StrayError(`${kind} in the worker: ${String(err)}`);
+    if (onFault) onFault(fault);
+    else process.exit(1);
+  };
+  process.on("uncaughtException", (err) => stray("Uncaught exception", err));
+  process.on("unhandledRejection", (reason) => stray("Unhandled rejection", reason));
+}
+
+/** Hands a stray error to `handle` instead of exiting at once, until the returned function is called. */
+export function whenStrayError(handle: (error: StrayError) => void): () => void {
+  onFault = handle;
+  if (fault) handle(fault);
+  return () => {
+    if (onFault === handle) onFault = undefined;
+  };
 }
 
 /** Set by the local platform on the workers it spawns: their stdin is a pipe from it that ends when it dies. */
@@ -54,21 +79,4 @@ export function nextShutdownSignal(): { signal: Promise<NodeJS.Signals>; dispose
     });
   });
   return { signal, dispose };
-}
-
-/** One of node's nextTick records, held for the life of the process (keepTickShapes). */
-let keptTick: object | undefined;
-
-/**
- * Holds one of node's nextTick records for good. V8 keeps those records' hidden classes only while one is alive:
- * a full collection at start-up, with none queued, drops them, the first requests build them again, and
- * nextTick's property stores, which still remember the dropped ones, turn megamorphic for the life of the
- * process, ~5 µs more per HTTP request (docs/benchmarks.md, issue 29). A record kept alive keeps its classes.
- */
-export function keepTickShapes(): void {
-  if (keptTick !== undefined) return;
-  // Inside a nextTick callback the execution resource is that callback's record.
-  process.nextTick(() => {
-    keptTick = executionAsyncResource();
-  });
 }

@@ -79,7 +79,11 @@ function lookupFor(url: string): LookupFunction | undefined {
   return /^[a-z]+:\/\/[^/]*\.localhost(?::\d+)?(?:\/|$)/i.test(url) ? loopbackLookup : undefined;
 }
 
-/** A URL's origin as node:http takes it, parsed once per origin: `http.request(url)` parses the whole URL each time. */
+/**
+ * A URL's origin as node:http takes it, parsed once per origin: `http.request(url)` parses the whole URL each time.
+ * What the cache buys: 4–5 % of a no-op queue job's main-thread CPU against `new URL()` per call (npm run bench:ab,
+ * this ÷ a copy parsing every URL: 0.958 and 0.953, issue 45).
+ */
 export interface Origin {
   secure: boolean;
   protocol: string;

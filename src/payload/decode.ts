@@ -1,6 +1,7 @@
 // The pickle decoder: protocols 0–5 as plain data uses them. It never imports, resolves or calls anything;
 // allow-listed globals are applied from a table (globals.ts), every other global is refused by name.
 import { Buffer } from "node:buffer";
+import { oneByteString } from "./buffer-internals.js";
 import { DeserializeTimeoutError, PickleError } from "./errors.js";
 import { applyGlobal, GlobalRef, resolveGlobal, typeName } from "./globals.js";
 import {
@@ -158,11 +159,6 @@ function popMark(marks: number[]): number {
 function topMark(marks: readonly number[]): number {
   const n = marks.length;
   return n > 0 ? marks[n - 1]! : 0;
-}
-
-/** Buffer's native one-byte-string maker: `toString("latin1")` without its argument dispatch. */
-interface Latin1 {
-  latin1Slice(start: number, end: number): string;
 }
 
 /** Bytes of input per latin1 window: above V8's 128 KiB regular-object limit, so the window is never copied by a scavenge. */
@@ -834,7 +830,7 @@ class Unpickler {
       if (start < this.winStart || end > this.winEnd) this.slide(start);
       return this.win.substring(start - this.winStart, end - this.winStart);
     }
-    return (this.node as unknown as Latin1).latin1Slice(start, end);
+    return oneByteString(this.node, start, end);
   }
 
   /** Whether bytes [start, end) are all ASCII, four at a time. */
@@ -851,7 +847,7 @@ class Unpickler {
   private slide(start: number): void {
     this.winStart = start;
     this.winEnd = Math.min(this.buf.length, start + WINDOW);
-    this.win = (this.node as unknown as Latin1).latin1Slice(start, this.winEnd);
+    this.win = oneByteString(this.node, start, this.winEnd);
   }
 
   private tuple(items: unknown[]): unknown[] {

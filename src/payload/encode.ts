@@ -1,6 +1,7 @@
 // The pickle encoder: JS values (mapped as index.ts documents) → pickle protocol 5 by default, 2–4 on request,
 // read back exactly by Python's pickle.loads and cloudpickle.loads.
 import { Buffer } from "node:buffer";
+import { writeUtf8 } from "./buffer-internals.js";
 import { PickleError } from "./errors.js";
 import { MAX_DEPTH } from "./limits.js";
 import { encodeUtf8 } from "./utf8.js";
@@ -33,11 +34,6 @@ const KEEP = 16 * 1024 * 1024;
  * while in use, so an encode inside an encode (a getter that pickles) grows its own.
  */
 let spare: Buffer | null = null;
-
-/** Buffer's native UTF-8 writer (what `buf.write(s, at)` calls, without its argument parsing). */
-interface Utf8Write {
-  utf8Write(s: string, offset: number, length: number): number;
-}
 
 /** A growable output buffer with the few writes the opcodes need; every write makes its own room. */
 class Writer {
@@ -302,7 +298,7 @@ class Pickler extends Writer {
     const size = Buffer.byteLength(s, "utf8");
     this.strHeader(size);
     this.ensure(size);
-    this.n += (this.node as unknown as Utf8Write).utf8Write(s, this.n, size);
+    this.n += writeUtf8(this.node, s, this.n, size);
   }
 
   private strHeader(size: number): void {

@@ -1,14 +1,10 @@
 // UTF-8 with Python's "surrogatepass": pickle writes lone surrogates as 3-byte sequences (ED A0..BF xx),
 // which TextDecoder and Buffer would turn into U+FFFD.
 import { Buffer, isAscii, isUtf8 } from "node:buffer";
+import { oneByteString } from "./buffer-internals.js";
 import { PickleError } from "./errors.js";
 
 const CHUNK = 4096;
-
-/** Buffer's native one-byte-string maker: `toString("latin1")` without its argument dispatch (hot for short keys). */
-interface Latin1 {
-  latin1Slice(start: number, end: number): string;
-}
 
 /** Decodes bytes [start, end) of `buf` as UTF-8, accepting encoded lone surrogates as Python does. */
 export function decodeUtf8(buf: Uint8Array, node: Buffer, start: number, end: number): string {
@@ -21,10 +17,10 @@ export function decodeUtf8(buf: Uint8Array, node: Buffer, start: number, end: nu
       for (let i = start; i < end; i++) s += String.fromCharCode(buf[i]!);
       return s;
     }
-    return (node as unknown as Latin1).latin1Slice(start, end);
+    return oneByteString(node, start, end);
   }
   const view = buf.subarray(start, end);
-  if (isAscii(view)) return (node as unknown as Latin1).latin1Slice(start, end);
+  if (isAscii(view)) return oneByteString(node, start, end);
   if (isUtf8(view)) return node.toString("utf8", start, end);
   return decodeSlow(buf, start, end);
 }

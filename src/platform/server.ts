@@ -8,6 +8,7 @@ import type { ContainerToolOptions } from "../containers/tool.js";
 import { isLoopback, isLoopbackAuthority } from "../http/loopback.js";
 import { addSecret, createLogger, type Logger } from "../log/index.js";
 import { ConfigError } from "../options/index.js";
+import { keepTickShapes } from "../tick-shapes.js";
 import { clientApi } from "./api/client-api.js";
 import type { PlatformContext } from "./api/context.js";
 import { FILE_LIFETIME_MS, filesApi } from "./api/files.js";
@@ -321,6 +322,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
   await app.register(restApi, { host: restHost });
 
+  keepTickShapes();
   await app.listen({ host: bindHost, port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("The platform has no TCP address");

@@ -2,18 +2,24 @@
 import { registry } from "../app/registry.js";
 
 /**
- * When the user's file is the program (`node handler.js`), registering an app starts the runtime.
- * Deferred, so that `flash`, `flash-worker/testing` or a test runner importing the file claims it first.
+ * When the user's file is the program (`node handler.js`), registering an app starts the runtime (docs/design.md
+ * §2.1). Deferred, so that `flash` or `flash-worker/testing` importing the file claims it first; a program run from
+ * node_modules (a test runner, any tool) that imports the file never starts it.
  */
 export function scheduleAutoStart(): void {
   const reg = registry();
   if (reg.autoStartScheduled) return;
   reg.autoStartScheduled = true;
   setImmediate(() => {
-    if (reg.managed || process.env.VITEST) return;
+    if (reg.managed || programIsATool(process.argv[1])) return;
     reg.managed = true;
     void launch().then(exit, fail);
   });
+}
+
+/** Whether the program's main file is an installed package's (vitest's fork, jest, mocha…), not the user's own. */
+function programIsATool(main: string | undefined): boolean {
+  return main !== undefined && /[\\/]node_modules[\\/]/.test(main);
 }
 
 async function launch(): Promise<number> {

@@ -7,12 +7,13 @@ import { isFlashError } from "../errors.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import {
   guardProcess,
-  keepTickShapes,
   nextShutdownSignal,
   onShutdownSignal,
   stopWithParent,
+  whenStrayError,
 } from "../lifecycle.js";
-import { flushLog, type Logger, openLogger } from "../log/index.js";
+import { type Logger, openLogger, stdoutToStderr } from "../log/index.js";
+import { keepTickShapes } from "../tick-shapes.js";
 import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
 import type { SupervisedServer } from "./model-server/supervise.js";
@@ -143,6 +144,12 @@ async function runQueueWorker(
     workerLog.error(err.message);
     worker.fail("Model server exited", supervised.jobError());
   });
+  // A stray error fails the jobs in flight with it (each answered), and the worker exits 1 (docs/design.md §4.10).
+  let stray: Error | undefined;
+  const stopStray = whenStrayError((err) => {
+    stray = err;
+    worker.fail(err.message, err);
+  });
   const running = worker.run();
   // Started once the first job-take is on its way: its thread's boot then does not delay the first job.
   heartbeat ??= inProcess ? undefined : startHeartbeat(config, workerLog);
@@ -150,10 +157,12 @@ async function runQueueWorker(
   heartbeat?.update(worker.jobIds);
   await running;
   stopListening();
+  stopStray();
   await supervised?.stop();
   if (died) await reportServerUnhealthy(client, workerLog, died.message);
   await heartbeat?.stop();
-  return died ? 1 : 0;
+  if (stray) workerLog.error("Worker exits after a stray error; the platform replaces it.");
+  return died || stray ? 1 : 0;
 }
 
 /** As a failed fitness check is reported (docs/protocol.md §10): the platform is told, and the worker exits 1. */
@@ -194,17 +203,6 @@ async function withServerRunning(
   }
 }
 
-/** Sends everything written to stdout from now on to stderr, and returns the one way left to write to stdout. */
-function resultOnStdout(): (text: string) => void {
-  flushLog();
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
-  return (text) => {
-    flushLog();
-    write(text);
-  };
-}
-
 /** Picks the mode from flags and environment (docs/design.md §2) and runs the app; resolves to an exit code. */
 export async function startApp(given: App, options: StartOptions = {}): Promise<number> {
   appImportedAt ??= performance.now();
@@ -233,14 +231,14 @@ export async function startApp(given: App, options: StartOptions = {}): Promise<
   // A queue worker's modules load while the logger opens and the GPU probe runs (runMode's last branch).
   if (app.kind !== "endpoint" && !config.serveApi && !oneShot) queueModules().catch(() => undefined);
   // The one-shot test's stdout carries the result body alone; its logs (and the handler's output) go to stderr.
-  const print = oneShot ? resultOnStdout() : undefined;
+  const print = oneShot ? stdoutToStderr() : undefined;
   const log = await openLogger({
     level: config.logLevel,
     json: config.logJson,
     format: config.logFormat,
     destination: oneShot ? process.stderr : undefined,
   });
-  // Stray errors are logged and survived in every mode, the one-shot test included.
+  // A stray error is logged, and ends the process with exit code 1 (docs/design.md §4.10).
   guardProcess(log.child({ subject: "flash-worker" }));
   stopWithParent(env);
   const banner = `--- Starting Serverless Worker |  Version ${VERSION} ---`;

@@ -117,6 +117,7 @@ describe("src/ layering", () => {
     "errors.ts",
     "version.ts",
     "lifecycle.ts",
+    "tick-shapes.ts",
     "log/",
     "http/",
     "payload/",
