@@ -46,6 +46,8 @@ export type ErrorCode =
   | "HTTP_TIMEOUT"
   | "STREAM_CHUNK_TOO_LARGE"
   | "JOB_UNFINISHED"
+  | "JOB_ENDED"
+  | "ROUTE_ABORTED"
   // Deploying through the REST API, container tools and images.
   | "API_UNREACHABLE"
   | "API_HTTP"

@@ -2,6 +2,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FlashError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 import type { RawJob } from "./types.js";
 
@@ -36,6 +37,12 @@ export function currentJob(): JobScope | undefined {
   return storage.getStore();
 }
 
+/** A job's scope used after the job ended (a handler still running after a stop asking for its folder). */
+class JobEndedError extends FlashError {
+  readonly code = "JOB_ENDED";
+  override name = "JobEndedError";
+}
+
 /** Runs `work` as job `job`; whatever way it ends, the job's folder is removed afterwards. */
 export async function runInJobScope<T>(
   job: RawJob,
@@ -50,7 +57,8 @@ export async function runInJobScope<T>(
     signal,
     folder() {
       // A handler still running after its job was stopped must not leave a folder behind.
-      if (ended) return Promise.reject(new Error(`job ${job.id} has ended: its files folder is gone`));
+      if (ended)
+        return Promise.reject(new JobEndedError(`job ${job.id} has ended: its files folder is gone`));
       made ??= fsPromises().mkdtemp(
         join(tmpdir(), `flash-job-${job.id.replace(/[^\w-]/g, "_").slice(0, 64)}-`),
       );

@@ -1,10 +1,17 @@
 // A load-balanced route's request: the bodies it parses, the arguments it passes, the context it hands the route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteArgs, RouteRequest } from "../../app/endpoint.js";
+import { FlashError } from "../../errors.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, scanJson } from "../../http/json.js";
 import type { Logger } from "../../log/index.js";
 
 /** Per-request context, built cheaply: the AbortSignal exists only if a route asks for it. */
+/** Why a route's signal aborted: the client left, the worker is shutting down, or the execution timeout passed. */
+export class RouteAbortedError extends FlashError {
+  readonly code = "ROUTE_ABORTED";
+  override name = "RouteAbortedError";
+}
+
 export class Context implements RouteRequest {
   private controller: AbortController | undefined;
 
@@ -42,7 +49,7 @@ export class Context implements RouteRequest {
       this.watched.add(this);
       const res = this.reply.raw;
       res.once("close", () => {
-        if (!res.writableFinished) controller.abort(new Error("client closed the connection"));
+        if (!res.writableFinished) controller.abort(new RouteAbortedError("client closed the connection"));
       });
     }
     return this.controller.signal;

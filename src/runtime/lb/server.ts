@@ -16,7 +16,7 @@ import type { Logger } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
 import { proxyFirst, type RawHandler } from "../model-server/proxy.js";
 import { claimsPath, METRICS_PATH, RouteMetrics } from "./metrics.js";
-import { addBodyParsers, Context, routeArgs } from "./request.js";
+import { addBodyParsers, Context, RouteAbortedError, routeArgs } from "./request.js";
 
 /** cog's explicit states: `/ping` answers 204 while STARTING, 200 when READY (docs/toolkit.md §4.2). */
 export type EndpointState = "STARTING" | "READY" | "SETUP_FAILED" | "STOPPING";
@@ -114,7 +114,7 @@ export class RouteServer {
           `Grace period over with ${this.running} request(s) still running; closing their connections`,
         );
       }
-      for (const context of this.watched) context.abort(new Error("the worker is shutting down"));
+      for (const context of this.watched) context.abort(new RouteAbortedError("the worker is shutting down"));
       app.server.closeAllConnections();
       await closed;
     }
@@ -174,7 +174,7 @@ export class RouteServer {
   /** The execution timeout passed: the route's signal aborts and the client gets a 504 naming the limit. */
   private timedOut(request: FastifyRequest, reply: FastifyReply, context: Context, timeoutMs: number) {
     const message = timeoutMessage(this.name, timeoutMs);
-    context.abort(new Error(message));
+    context.abort(new RouteAbortedError(message));
     this.finish(context);
     this.log.warn(`${request.method} ${request.url} answered 504: ${message}`);
     return reply.code(504).send({ error: message });

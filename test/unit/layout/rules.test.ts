@@ -149,8 +149,9 @@ function ourErrorClasses(): Set<string> {
 }
 
 describe("src/ errors", () => {
-  it("throws no plain Error, TypeError or RangeError outside ALLOWED: each is a FlashError with a code", () => {
-    const pattern = /\bthrow\s+(?:Object\.assign\(\s*)?new\s+(?:Error|TypeError|RangeError)\s*\(/g;
+  it("throws, rejects and aborts with no plain Error, TypeError or RangeError outside ALLOWED: each is a FlashError", () => {
+    const pattern =
+      /(?:\bthrow\s+|\breject\(\s*|\.abort\(\s*)(?:Object\.assign\(\s*)?new\s+(?:Error|TypeError|RangeError)\s*\(/g;
     expect(offences("throw", pattern)).toEqual([]);
   });
 
