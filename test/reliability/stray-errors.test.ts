@@ -2,10 +2,11 @@
 // worker takes nothing more, logs it at ERROR and exits 1, so the platform replaces it. Real platform, real worker.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { type Flash, flash } from "../process.js";
+import { type Flash, flash, freePort } from "../process.js";
 
 let platform: Platform;
 let worker: Flash | undefined;
+let lbWorker: Flash | undefined;
 
 async function api(path: string, body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${platform.url}/v2/stray${path}`, {
@@ -33,8 +34,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  worker?.child.kill("SIGKILL");
-  await worker?.exited;
+  for (const w of [worker, lbWorker]) w?.child.kill("SIGKILL");
+  await Promise.all([worker?.exited, lbWorker?.exited]);
   await platform?.close();
 });
 
@@ -60,5 +61,29 @@ describe("a stray error in a queue worker", () => {
     // Nothing was taken after it: a job sent now waits for the next worker.
     const later = await api("/run", { input: { mode: "wait" } });
     expect(await api(`/status/${later.id}`)).toMatchObject({ status: "IN_QUEUE" });
+  });
+});
+
+describe("a stray error in a load-balanced worker", () => {
+  it("answers every request in flight 500 with the error, and exits 1", async () => {
+    const port = await freePort();
+    lbWorker = flash(["start", "test/fixtures/lb-stray-throw.ts"], {
+      PORT: String(port),
+      FLASH_LB_HOST: "127.0.0.1",
+    });
+    await lbWorker.waitForLine(/Endpoint stray-api ready/);
+    const waiting = fetch(`http://127.0.0.1:${port}/wait`);
+    // The /wait request is in flight before the throw (its timer fires 100 ms after /boom arrives).
+    await new Promise((r) => setTimeout(r, 20));
+    const boom = fetch(`http://127.0.0.1:${port}/boom`);
+    const error = "Uncaught exception in the worker: Error: boom";
+    for (const answer of await Promise.all([waiting, boom])) {
+      expect(answer.status).toBe(500);
+      expect(await answer.json()).toStrictEqual({ error });
+    }
+    expect(await lbWorker.exited).toBe(1);
+    expect([...lbWorker.stdout, ...lbWorker.stderr].join("\n")).toMatch(
+      /\| ERROR \| .* \| Uncaught exception \| Error: boom\n\s+at /,
+    );
   });
 });

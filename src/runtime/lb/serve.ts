@@ -5,7 +5,7 @@ import { ServerStartError } from "../../app/model-server/errors.js";
 import { pathMatcher } from "../../app/rules.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import { isFlashError } from "../../errors.js";
-import { nextShutdownSignal, onShutdownSignal } from "../../lifecycle.js";
+import { nextShutdownSignal, onShutdownSignal, whenStrayError } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";
 import { proxyUpgrades } from "../model-server/proxy.js";
 import type { SupervisedServer } from "../model-server/supervise.js";
@@ -113,22 +113,32 @@ export async function serveEndpoint(
   }
   for (const route of declarationOf(endpoint).routes) lbLog.debug(`Route ${route.method} ${route.path}`);
 
-  // The model server exiting ends the endpoint as a signal would, and the exit code says it failed.
+  // The model server exiting, or a stray error (its requests answered 500 first), ends the endpoint as a signal
+  // would, and the exit code says it failed.
   let died: Error | undefined;
-  const ended = supervised
-    ? Promise.race([
-        stop,
-        supervised.died.then((err) => {
-          died = err;
-          lbLog.error(err.message);
-          return "the model server exited";
-        }),
-      ])
-    : stop;
+  let stopStray = () => {};
+  const strayed = new Promise<string>((resolve) => {
+    stopStray = whenStrayError((err) => {
+      died = err;
+      server.failInFlight(err);
+      resolve("a stray error");
+    });
+  });
+  const endings = [stop, strayed];
+  if (supervised)
+    endings.push(
+      supervised.died.then((err) => {
+        died = err;
+        lbLog.error(err.message);
+        return "the model server exited";
+      }),
+    );
+  const ended = Promise.race(endings);
   const started = server.start();
   const first = await Promise.race([started.then((ok) => ({ ok })), ended.then((reason) => ({ reason }))]);
   if ("ok" in first && !first.ok) {
     lbLog.error(`Endpoint ${name} failed to start; exiting.`);
+    stopStray();
     await server.close(0);
     await supervised?.stop();
     await health?.close();
@@ -146,6 +156,7 @@ export async function serveEndpoint(
   await server.close(died ? DIED_GRACE_MS : config.gracePeriodMs);
   await health?.close();
   stopListening();
+  stopStray();
   await supervised?.stop();
   lbLog.info(`Endpoint ${name} stopped.`);
   return died ? 1 : 0;

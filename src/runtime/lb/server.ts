@@ -44,6 +44,8 @@ export class RouteServer {
   private running = 0;
   /** Requests whose route took its signal: the ones a shutdown can abort. */
   private readonly watched = new Set<Context>();
+  /** The replies routes are still computing: what a stray error answers 500. */
+  private readonly open = new Map<Context, FastifyReply>();
   private graceOver = () => {};
   private readonly log: Logger;
   private readonly name: string;
@@ -125,6 +127,16 @@ export class RouteServer {
     this.graceOver();
   }
 
+  /** A stray error (docs/design.md §4.10): each request a route is still answering gets a 500 naming it, at once. */
+  failInFlight(error: Error): void {
+    this.current = "STOPPING";
+    for (const [context, reply] of this.open) {
+      this.finish(context);
+      context.abort(error);
+      reply.code(500).header("connection", "close").send({ error: error.message });
+    }
+  }
+
   /** A route's request handler; synchronous where the route is: a plain return value costs no promise. */
   private routeHandler(route: RouteDefinition) {
     const fn = route.fn as RouteFn<unknown, unknown>;
@@ -138,6 +150,7 @@ export class RouteServer {
       }
       const context = new Context(request, reply, route.path, this.log, this.watched);
       this.running++;
+      this.open.set(context, reply);
       let result: unknown;
       try {
         result = fn(routeArgs(request, withParams), context);
@@ -165,6 +178,8 @@ export class RouteServer {
 
   /** The route's value as the answer (send() shapes it). */
   private answer(reply: FastifyReply, context: Context, value: unknown): unknown {
+    // Already answered 500 after a stray error.
+    if (!this.open.has(context)) return reply;
     this.finish(context);
     // Shutting down: the client's keep-alive connection ends with this answer.
     if (this.current === "STOPPING") reply.header("connection", "close");
@@ -181,6 +196,7 @@ export class RouteServer {
   }
 
   private finish(context: Context): void {
+    if (!this.open.delete(context)) return;
     this.running--;
     context.done();
   }
