@@ -6,13 +6,12 @@
 import net from "node:net";
 import type tls from "node:tls";
 import { AnswerParser, MalformedAnswerError, type ParsedAnswer } from "./h1-answer.js";
+import { type Origin, targetOf } from "./target.js";
 import {
   abortReason,
   IDLE_CONNECTION_MS,
   nodeTransport,
-  type Origin,
   type Transport,
-  targetOf,
   type WireAnswer,
   type WireRequest,
   type WireResponse,
