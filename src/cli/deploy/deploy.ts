@@ -130,7 +130,7 @@ export async function deployApp(options: DeployOptions): Promise<DeployResult> {
         id: entry.id,
         url: entry.url,
         kind: entry.endpoint.kind,
-        ...(image.digest ? { digest: image.digest } : {}),
+        digest: image.digest || undefined, // JSON leaves out an unknown digest
         spec: specs.get(entry.endpoint.name),
       };
     }
