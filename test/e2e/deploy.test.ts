@@ -308,7 +308,11 @@ describeWithImages("flash deploy: build, push, deploy to the local platform, run
       project.dir,
     );
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.stdout).toContain(`✓ deleted echo (${echo.id}), lb-example (${lb.id})`);
+    // One line per deletion as it finishes (in any order: four go at once), then the count.
+    expect(removed.stdout).toContain(`  deleted endpoint echo (${echo.id})\n`);
+    expect(removed.stdout).toContain(`  deleted endpoint lb-example (${lb.id})\n`);
+    expect(removed.stdout).toMatch(/^Deleting 2 endpoints, 0 Pods on .*…$/m);
+    expect(removed.stdout).toMatch(/^✓ deleted 2 of 2 \(2 endpoints, 0 Pods\)$/m);
     const after = (await (
       await fetch(`${proxy.url}/v2/serverless`, { headers: { Authorization: `Bearer ${KEY}` } })
     ).json()) as {

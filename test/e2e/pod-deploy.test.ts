@@ -168,7 +168,11 @@ describeWithImages("flash deploy --pod: the README's Pods section against the lo
     // 4. Undeployed: gone from the platform and from the record; its forward is closed.
     const removed = await run(commands[3]!);
     expect(removed.code, tail(removed)).toBe(0);
-    expect(removed.stdout).toBe(`✓ deleted Pod lb-example (${id})`);
+    expect(removed.stdout).toMatch(
+      new RegExp(
+        `^Deleting 0 endpoints, 1 Pod on .*…\\n  deleted Pod lb-example \\(${id}\\)\\n✓ deleted 1 of 1 \\(0 endpoints, 1 Pod\\)$`,
+      ),
+    );
     expect(await pods()).toEqual([]);
     expect(
       JSON.parse(readFileSync(join(project.dir, ".flash/deployments.json"), "utf8")).pods,
