@@ -57,7 +57,7 @@ export const DEFAULT_START_TIMEOUT_S = 420;
 /** Jobs a server-backed queue worker runs at once unless the app says otherwise: batching servers want many. */
 export const SERVER_CONCURRENCY = 16;
 /** How long a failed request waits for the server's exit, so its error can name the exit instead of a reset. */
-export const EXIT_WAIT_MS = 2000;
+const EXIT_WAIT_MS = 2000;
 
 const SERVER = Symbol.for("flash-worker.model-server");
 /** Replaced with the server's port in its command, args and env: how a `port: 0` server learns its port. */
@@ -128,7 +128,9 @@ export class ModelServer {
   }
 
   /** The server's exit as an error, if it has exited or exits within a moment; undefined while it runs. */
-  async exitError(): Promise<ServerExitedError | undefined> {
+  async exitError(
+    during = currentJob() ? " while serving this job" : "",
+  ): Promise<ServerExitedError | undefined> {
     const running = this.process;
     if (!running) return undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -140,7 +142,6 @@ export class ModelServer {
     ]);
     clearTimeout(timer);
     if (!exit) return undefined;
-    const during = currentJob() ? " while serving this job" : "";
     return new ServerExitedError(`Model server '${this.settings.name}' ${running.describe(exit, during)}`);
   }
 }

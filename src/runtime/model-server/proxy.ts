@@ -8,7 +8,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { Duplex } from "node:stream";
-import { EXIT_WAIT_MS, type ModelServer } from "../../app/model-server/declare.js";
+import type { ModelServer } from "../../app/model-server/declare.js";
 import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
 import type { Logger } from "../../log/index.js";
 
@@ -113,18 +113,7 @@ export function proxyFirst(
 
 /** "Model server 'llm' exited with code 3 while serving this request; …" if it has exited or does within a moment. */
 async function exitCause(server: ModelServer): Promise<string | undefined> {
-  const running = server.process;
-  if (!running) return undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const exit = await Promise.race([
-    running.exited,
-    new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), EXIT_WAIT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (!exit) return undefined;
-  return `Model server '${server.settings.name}' ${running.describe(exit, " while serving this request")}`;
+  return (await server.exitError(" while serving this request"))?.message;
 }
 
 /**
