@@ -4,7 +4,7 @@ import type { Endpoint } from "./app/endpoint.js";
 import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./app/model-server/declare.js";
 import { withServer } from "./app/model-server/handler.js";
 import { type App, registry } from "./app/registry.js";
-import { ArgumentError, NameTakenError } from "./errors.js";
+import { ArgumentError, NameTakenError } from "./flash-error.js";
 import { defineHandler, type HandlerDefinition, type HandlerOptions } from "./job/definition.js";
 import type { HandlerFn } from "./job/types.js";
 import type { StandardSchemaV1 } from "./job/validate.js";
@@ -41,7 +41,7 @@ export {
 } from "./app/openai.js";
 export { EndpointConfigError, type EndpointOptions, type NodeVersion } from "./app/settings.js";
 export type { RouteSocket, SocketFn } from "./app/sockets.js";
-export { type ErrorCode, FlashError, isFlashError } from "./errors.js";
+export { type ErrorCode, FlashError, isFlashError } from "./flash-error.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";
 export type { HandlerFn, HandlerReturn, Job } from "./job/types.js";
 export { type StandardSchemaV1, ValidationError, type ValidationIssue } from "./job/validate.js";

@@ -1,5 +1,5 @@
 // The process around a running app: a stray error ends it (docs/design.md §4.10), the shutdown signals.
-import { FlashError } from "./errors.js";
+import { FlashError } from "./flash-error.js";
 import type { Logger } from "./log/index.js";
 import { stackText } from "./log/stack.js";
 

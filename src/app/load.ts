@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import { flushLog } from "../log/index.js";
 import { stackText, userStack } from "../log/stack.js";
 import { type App, registry, versionMismatch } from "./registry.js";

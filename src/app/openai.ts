@@ -1,7 +1,7 @@
 // Chat-completion-compatible workers: the platform turns `{base}/v2/<id>/openai/v1/<route>` into a job whose
 // input is `{openai_route, openai_input}` (the convention of the platform's language-model worker).
 
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import type { HandlerFn, Job } from "../job/types.js";
 
 export const OPENAI_ROUTES = {

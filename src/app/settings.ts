@@ -1,5 +1,5 @@
 // Endpoint configuration: each field checked at construction, with docs/toolkit.md §4.1's messages where it has one.
-import { FlashError, isFlashError } from "../errors.js";
+import { FlashError, isFlashError } from "../flash-error.js";
 import { GpuGroup, type GpuType, isGpuGroup, isGpuType } from "./gpu.js";
 import { isModelServer, type ModelServer, SERVER_CONCURRENCY } from "./model-server/declare.js";
 

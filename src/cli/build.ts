@@ -1,7 +1,7 @@
 // `flash build`: bundles the app into .flash/artifact.tar.gz and prints its endpoints and size.
 import { relative } from "node:path";
-import { buildArtifact, buildNotes, formatSize } from "./bundle/index.js";
-import { toolkitLogger } from "./log.js";
+import { buildArtifact, buildNotes, formatSize } from "../toolkit/bundle/index.js";
+import { toolkitLogger } from "../toolkit/log.js";
 import { type CommandSpec, fail, isUserError, NODE_VERSION_OPTION, parseCommandArgs } from "./options.js";
 
 export const spec = {

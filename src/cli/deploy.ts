@@ -2,13 +2,13 @@
 
 import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
 import { ConfigError, nonEmpty, onOff, repeated, seconds, toggle } from "../options/index.js";
-import { connectApi } from "./deploy/connect.js";
-import { deployApp } from "./deploy/deploy.js";
-import { deployedPod, podAddresses, podPort } from "./deploy/pod.js";
-import { type DeployedPodEntry, deployPod, recordPod, waitForPod } from "./deploy/pod-deploy.js";
-import { endpointSummary } from "./deploy/summary.js";
-import { DEFAULT_WAIT_TIMEOUT_S, waitForRelease } from "./deploy/wait.js";
-import { toolkitLogger } from "./log.js";
+import { deployApp } from "../toolkit/deploy/deploy.js";
+import { deployedPod, podAddresses, podPort } from "../toolkit/deploy/pod.js";
+import { type DeployedPodEntry, deployPod, recordPod, waitForPod } from "../toolkit/deploy/pod-deploy.js";
+import { endpointSummary } from "../toolkit/deploy/summary.js";
+import { DEFAULT_WAIT_TIMEOUT_S, waitForRelease } from "../toolkit/deploy/wait.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { connectApi } from "../toolkit/rest/connect.js";
 import {
   API_OPTIONS,
   type CommandSpec,

@@ -5,16 +5,21 @@ import { dirname, join, relative } from "node:path";
 import { endpointIdFor, findHandlerFile } from "../app/load.js";
 import { ConfigError, nonEmpty, repeated } from "../options/index.js";
 import { curlCommand, type EndpointInit, startPlatform } from "../platform/index.js";
-import { openaiBaseUrl } from "./deploy/mapping.js";
-import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand } from "./dev-app.js";
+import { openaiBaseUrl } from "../toolkit/deploy/mapping.js";
+import { chatCurlCommand, type DevApp, describeApp, lbCurlCommand } from "../toolkit/dev/app.js";
+import {
+  closeOnSignal,
+  consoleUrl,
+  LOCAL_PLATFORM_OPTIONS,
+  localPlatform,
+} from "../toolkit/dev/local-platform.js";
 import {
   MAX_WATCH_PATTERNS,
   serverFiles,
   type WatchPattern,
   watchEndpoints,
   watchPatterns,
-} from "./dev-watch.js";
-import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
+} from "../toolkit/dev/watch.js";
 import { type CommandSpec, parseCommandArgs } from "./options.js";
 
 export const spec = {

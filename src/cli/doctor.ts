@@ -1,14 +1,14 @@
 // `flash doctor [file] [--json]`: every fitness check and the GPU facts, here and now, as a table or JSON.
 import { arch, platform } from "node:os";
 import { loadApp } from "../app/load.js";
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import { type GpuFacts, readGpuFacts } from "../gpu/facts.js";
 import { describeGpu } from "../gpu/nvml.js";
 import { ConfigError, toggle } from "../options/index.js";
+import { readWorkerConfig } from "../runtime/config/options.js";
 import { registeredChecks } from "../runtime/fitness/registry.js";
 import { type CheckResult, formatMs, runChecks } from "../runtime/fitness/run.js";
 import { builtinChecks } from "../runtime/fitness/system.js";
-import { readWorkerConfig } from "../runtime/options.js";
 import { VERSION } from "../version.js";
 import { type CommandSpec, parseCommandArgs } from "./options.js";
 

@@ -1,9 +1,9 @@
 // `flash endpoints`: the account's serverless endpoints and their workers, as a table.
 
 import { ConfigError, toggle } from "../options/index.js";
-import { connectApi } from "./deploy/connect.js";
-import { formatEndpoints, listEndpointsWithWorkers } from "./deploy/lifecycle.js";
-import { toolkitLogger } from "./log.js";
+import { formatEndpoints, listEndpointsWithWorkers } from "../toolkit/deploy/lifecycle.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { connectApi } from "../toolkit/rest/connect.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec = {

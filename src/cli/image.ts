@@ -14,7 +14,7 @@ import {
   runTool,
   toolArgv,
 } from "../containers/tool.js";
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import { ConfigError, readOptions, text, toggle } from "../options/index.js";
 import { containerEntry } from "../platform/workers/terminate.js";
 import {
@@ -27,8 +27,8 @@ import {
   RUNTIME_IMAGES,
   runtimeDockerfile,
   STANDIN_IMAGE,
-} from "./deploy/image.js";
-import { npmrcSecret } from "./deploy/npmrc.js";
+} from "../toolkit/image/build.js";
+import { npmrcSecret } from "../toolkit/image/npmrc.js";
 import type { CommandSpec } from "./options.js";
 
 export const spec = {

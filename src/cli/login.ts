@@ -1,12 +1,12 @@
 // `flash login`: an API key asked for or given, checked against the REST API, saved in ~/.runpod/config.toml.
 import { createInterface } from "node:readline";
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import { addSecret } from "../log/index.js";
 import { ConfigError, toggle, apiKey as validApiKey } from "../options/index.js";
 import { saveApiKey } from "../project/credentials.js";
-import { apiErrorSentence } from "./deploy/errors.js";
-import { DEFAULT_API_URL, isApiError, RestClient } from "./deploy/rest-client.js";
-import { toolkitLogger } from "./log.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { DEFAULT_API_URL, isApiError, RestClient } from "../toolkit/rest/client.js";
+import { apiErrorSentence } from "../toolkit/rest/errors.js";
 import { API_OPTIONS, type CommandSpec, fail, parseCommandArgs } from "./options.js";
 
 export const spec = {

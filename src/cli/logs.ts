@@ -2,10 +2,10 @@
 
 import { nextShutdownSignal } from "../lifecycle.js";
 import { ConfigError, nonEmpty, toggle } from "../options/index.js";
-import { connectApi } from "./deploy/connect.js";
-import { findEndpoint, workerLogs } from "./deploy/lifecycle.js";
-import { findPod, podLogs } from "./deploy/pod-lifecycle.js";
-import { toolkitLogger } from "./log.js";
+import { findEndpoint, workerLogs } from "../toolkit/deploy/lifecycle.js";
+import { findPod, podLogs } from "../toolkit/deploy/pod-lifecycle.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { connectApi } from "../toolkit/rest/connect.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec = {

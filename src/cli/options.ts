@@ -1,6 +1,6 @@
 // Each command's typed option table: strict parsing for the toolkit's commands, lenient for the worker's, help
 // generated from the tables.
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import { redact } from "../log/index.js";
 import {
   apiKey,

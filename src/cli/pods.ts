@@ -2,11 +2,11 @@
 
 import { redact } from "../log/index.js";
 import { ConfigError, toggle } from "../options/index.js";
-import { connectApi } from "./deploy/connect.js";
-import { withApi } from "./deploy/lifecycle.js";
-import { podAddresses } from "./deploy/pod.js";
-import { formatPods } from "./deploy/pod-lifecycle.js";
-import { toolkitLogger } from "./log.js";
+import { withApi } from "../toolkit/deploy/lifecycle.js";
+import { podAddresses } from "../toolkit/deploy/pod.js";
+import { formatPods } from "../toolkit/deploy/pod-lifecycle.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { connectApi } from "../toolkit/rest/connect.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec = {

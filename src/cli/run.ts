@@ -1,7 +1,7 @@
 // `flash run`: one job through the handler, whatever the environment says (the one-shot test): the result body
 // on stdout, the logs on stderr.
 import { findHandlerFile, loadApp } from "../app/load.js";
-import { WORKER_OPTIONS } from "../runtime/options.js";
+import { WORKER_OPTIONS } from "../runtime/config/options.js";
 import { startApp } from "../runtime/start.js";
 import type { CommandSpec } from "./options.js";
 
@@ -9,7 +9,7 @@ export const spec = {
   name: "run",
   args: "[file]",
   summary: "run one job through the handler locally and print the result",
-  // The worker reads these (runtime/options.ts); listed here for help, other flags go to the handler.
+  // The worker reads these (runtime/config/options.ts); listed here for help, other flags go to the handler.
   options: {
     testInput: {
       ...WORKER_OPTIONS.testInput,

@@ -2,7 +2,12 @@
 
 import { ConfigError } from "../options/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { closeOnSignal, consoleUrl, LOCAL_PLATFORM_OPTIONS, localPlatform } from "./local-platform.js";
+import {
+  closeOnSignal,
+  consoleUrl,
+  LOCAL_PLATFORM_OPTIONS,
+  localPlatform,
+} from "../toolkit/dev/local-platform.js";
 import { type CommandSpec, parseCommandArgs } from "./options.js";
 
 export const spec = {

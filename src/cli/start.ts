@@ -1,6 +1,6 @@
 // `flash start`: the images' entry; the environment picks queue worker, HTTP server or one-shot test.
 import { findHandlerFile, loadApp } from "../app/load.js";
-import { WORKER_OPTIONS } from "../runtime/options.js";
+import { WORKER_OPTIONS } from "../runtime/config/options.js";
 import { startApp } from "../runtime/start.js";
 import type { CommandSpec } from "./options.js";
 
@@ -9,7 +9,7 @@ export const spec = {
   args: "[file]",
   summary:
     "the production entry: the mode comes from the environment (queue worker, HTTP server or one-shot test)",
-  // The worker reads these (runtime/options.ts); listed here for help, other flags go to the handler.
+  // The worker reads these (runtime/config/options.ts); listed here for help, other flags go to the handler.
   options: {
     testInput: { ...WORKER_OPTIONS.testInput, help: "run this one job and exit (alias --test_input)" },
     serveApi: WORKER_OPTIONS.serveApi,

@@ -2,9 +2,9 @@
 import { createInterface } from "node:readline";
 import { redact } from "../log/index.js";
 import { toggle } from "../options/index.js";
-import { connectApi } from "./deploy/connect.js";
-import { deleteResources, resourcesToDelete } from "./deploy/pod-lifecycle.js";
-import { toolkitLogger } from "./log.js";
+import { deleteResources, resourcesToDelete } from "../toolkit/deploy/pod-lifecycle.js";
+import { toolkitLogger } from "../toolkit/log.js";
+import { connectApi } from "../toolkit/rest/connect.js";
 import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } from "./options.js";
 
 export const spec = {

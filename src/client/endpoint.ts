@@ -1,7 +1,7 @@
 // The endpoint client: run, runsync, status, stream, cancel and routes on one serverless endpoint.
 
 import { WebSocket } from "ws";
-import { ArgumentError, PayloadTooLargeError } from "../errors.js";
+import { ArgumentError, PayloadTooLargeError } from "../flash-error.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../http/breaker.js";
 import { HttpClient, RETRYABLE_STATUS } from "../http/client.js";
 import { backoffMs, CONNECT_RETRY, POLL_BACKOFF, type RetryPolicy, sleep } from "../http/retry.js";

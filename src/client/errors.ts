@@ -1,6 +1,6 @@
 // The endpoint client's failures, one class per condition of the interface document's "Errors" table.
 // Messages are API (docs/design.md §4.4): tests assert them.
-import { type ErrorCode, FlashError, type HttpStatusFields } from "../errors.js";
+import { type ErrorCode, FlashError, type HttpStatusFields } from "../flash-error.js";
 import { describeFailure } from "../http/client.js";
 
 /** Every error the endpoint client throws; `endpoint` names the endpoint it was calling. */

@@ -3,7 +3,7 @@
 // (pod()), with retries, a circuit breaker per endpoint, and the toolkit's credentials lookup.
 // Only what users call: tuning constants and the CLI's helpers stay internal (test/api/ locks this surface).
 
-export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../errors.js";
+export { type ErrorCode, FlashError, isFlashError, PayloadTooLargeError } from "../flash-error.js";
 export {
   type Admission,
   type BreakerOptions,

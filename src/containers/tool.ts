@@ -1,10 +1,10 @@
 // The container tool on this machine (buildah, podman or docker): found once, called the same way by image
-// builds (src/cli/deploy) and by the local platform's deployed workers (src/platform/rest).
+// builds (src/toolkit/image) and by the local platform's deployed workers (src/platform/rest).
 
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { FlashError, isFlashError } from "../errors.js";
+import { FlashError, isFlashError } from "../flash-error.js";
 import { isLoopback } from "../http/loopback.js";
 
 export type ContainerToolName = "buildah" | "podman" | "docker";

@@ -1,5 +1,5 @@
 // A small CUDA driver-API surface over CudaLibrary: devices, a context, device memory, PTX modules, launches.
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import { CudaError, NoGpuError } from "./errors.js";
 import { driverPresent, loadCuda } from "./ffi.js";
 import type { CudaLibrary, DevicePointer, Handle } from "./library.js";

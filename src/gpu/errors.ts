@@ -1,5 +1,5 @@
 // GPU errors named the way NVIDIA's headers name the codes, so a log line can be looked up.
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 
 /** nvmlReturn_t names (nvml.h). */
 const NVML_ERRORS: Record<number, string> = {

@@ -1,5 +1,5 @@
 // What the runtime knows about the host's GPUs, read once per process: the facts for logs, /ping and doctor.
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import type { Logger } from "../log/index.js";
 import { driverPresent, loadNvml } from "./ffi.js";
 import { describeGpu, type GpuInventory, readInventory } from "./nvml.js";

@@ -3,7 +3,7 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import { CUDA_PROTOTYPES, type CudaLibrary, NVML_PROTOTYPES, type NvmlLibrary } from "./library.js";
 
 /** Where the driver's libraries are when they are not on the loader's path (e.g. /usr/local/nvidia/lib64). */

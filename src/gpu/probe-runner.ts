@@ -2,7 +2,7 @@
 // killed with its process, and the worker hears a timeout instead of hanging with it.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import type { CudaCheckOptions, CudaCheckResult } from "./check.js";
 import { GpuCheckError } from "./errors.js";
 import type { ProbeAnswer } from "./probe.js";

@@ -1,6 +1,6 @@
 // The one way flash-worker calls out over HTTP: node:http (wire.ts) with a deadline per attempt, withRetry on connection
 // failures and overloaded answers, and the target's circuit breaker; callers turn answers into their own errors.
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import type { CircuitBreaker } from "./breaker.js";
 import { type Outcome, type RetryPolicy, withRetry } from "./retry.js";
 import { type Transport, transportFor, type WireAnswer } from "./wire.js";

@@ -3,7 +3,7 @@
 // boundaries; test/unit/http/h1-llhttp.test.ts holds the two side by side. A byte machine rather than a split on CRLF:
 // llhttp ends a status line at "\r\r", refuses a bare CR or LF where it meets one instead of waiting for a blank line,
 // and counts a head's size by its status text, names and values, none of which a line split sees.
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 
 /** node:http's --max-http-header-size: the reason phrase, header names and values of one head, together. */
 export const MAX_HEAD_BYTES = 16 * 1024;

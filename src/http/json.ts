@@ -1,6 +1,6 @@
 // JSON from the network, checked before it is parsed: how deep it nests (JSON.parse has no limit, while
 // JSON.stringify and every recursive walk overflow the stack) and what its values will cost on the heap.
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 
 /**
  * The deepest nesting of arrays and objects a JSON body may have, the body itself counting as one level.

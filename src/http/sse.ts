@@ -1,7 +1,7 @@
 // Server-Sent Events read from a body as it arrives: eventsource-parser frames them (LF, CRLF or CR line ends,
 // split anywhere), the one SSE parser in the tree.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 
 /** One event: its `data` lines joined by "\n", its `event` type and `id` when the server gave them. */
 export type SseEvent = EventSourceMessage;

@@ -3,7 +3,7 @@
 // job, and undici's own request() is as fast but costs its import (docs/design.md §4.8 gives both figures).
 import type http from "node:http";
 import type https from "node:https";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import { lookupFor, targetOf } from "./target.js";
 
 export interface WireRequest {

@@ -1,6 +1,6 @@
 // handler() as data: the queue handler and its options (concurrency, streams, refresh, input schema).
 
-import { ArgumentError } from "../errors.js";
+import { ArgumentError } from "../flash-error.js";
 import type { HandlerFn } from "./types.js";
 import { isStandardSchema, type StandardSchemaV1, withInputSchema } from "./validate.js";
 

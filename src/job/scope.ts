@@ -2,7 +2,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import type { Logger } from "../log/index.js";
 import type { RawJob } from "./types.js";
 

@@ -1,7 +1,7 @@
 // Input validation with any Standard Schema validator (zod, valibot, arktype: the `~standard` interface).
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import type { HandlerFn, Job } from "./types.js";
 
 export type { StandardSchemaV1 };

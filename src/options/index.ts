@@ -1,6 +1,6 @@
 // The options parser every program uses: each program declares the flags and variables it reads in a table, and
 // one reader applies one rule to all of them (flag > environment variable > default) with one error shape.
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import { addSecret, type LogFormat, type LogLevel } from "../log/index.js";
 
 /** The one error type for bad flags and environment variables; the message names the source. */

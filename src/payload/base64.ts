@@ -1,7 +1,7 @@
 // Base64 + pickle for one argument or result, with docs/toolkit.md §3's limits and exact messages.
 
 import { Buffer } from "node:buffer";
-import { isFlashError, PayloadTooLargeError } from "../errors.js";
+import { isFlashError, PayloadTooLargeError } from "../flash-error.js";
 import { type DecodeOptions, decode } from "./decode.js";
 import { type EncodeOptions, encode } from "./encode.js";
 import { SerializationError } from "./errors.js";

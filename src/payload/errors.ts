@@ -1,8 +1,8 @@
 // Errors of the payload codec; their messages are the texts of docs/toolkit.md §3.2 where one exists.
-import { type ErrorCode, FlashError } from "../errors.js";
+import { type ErrorCode, FlashError } from "../flash-error.js";
 
 /** One class for every payload over its limit, shared with the endpoint client. */
-export { PayloadTooLargeError } from "../errors.js";
+export { PayloadTooLargeError } from "../flash-error.js";
 
 import { DESERIALIZE_TIMEOUT_SECONDS } from "./limits.js";
 

@@ -2,7 +2,7 @@
 // "dict[str, int]", "tuple[int, str]", "float | None", or { field: type } for a record): arguments are
 // checked and arrive as plain JS values, and declared floats go back to Python as floats.
 
-import { ArgumentError, FlashError, isFlashError } from "../errors.js";
+import { ArgumentError, FlashError, isFlashError } from "../flash-error.js";
 import type { RemoteEntry } from "./remote.js";
 import {
   asFrozenSet,

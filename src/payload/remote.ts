@@ -1,6 +1,6 @@
 // Remote-function dispatch: a FunctionRequest (docs/toolkit.md §2.1) → the registered TypeScript function or
 // class → a FunctionResponse with every §2.2 field. Pure: no I/O, no globals; the caller owns the registry.
-import { FlashError, isFlashError } from "../errors.js";
+import { FlashError, isFlashError } from "../flash-error.js";
 import { stackText } from "../log/stack.js";
 import { tracing } from "../trace/index.js";
 import { deserializeArg, serializeResult } from "./base64.js";

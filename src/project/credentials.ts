@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parse, stringify } from "smol-toml";
-import { FlashError } from "../errors.js";
+import { FlashError } from "../flash-error.js";
 import { addSecret, type Logger } from "../log/index.js";
 
 /** Environment variables holding the key, in the order they are read (the document calls it SERVICE_API_KEY). */

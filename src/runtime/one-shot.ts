@@ -1,6 +1,6 @@
 // The one-shot local test: the test job from --test_input or test_input.json (beside the handler first), run once, printed.
 import type { EndpointHandlerDefinition } from "../app/endpoint.js";
-import { FlashError, isFlashError } from "../errors.js";
+import { FlashError, isFlashError } from "../flash-error.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { HandlerErrorInfo } from "../job/errors.js";
 import { executeJob } from "../job/execute.js";
@@ -11,9 +11,9 @@ import { userStack } from "../log/stack.js";
 import { ENDPOINT_DEFAULTS } from "../platform/state/endpoint.js";
 import { type JobSpan, tracing } from "../trace/index.js";
 import { runWarmUp } from "./cold-start.js";
-import type { WorkerConfig } from "./options.js";
+import type { WorkerConfig } from "./config/options.js";
+import { readTestInput } from "./config/test-input.js";
 import { fitResult } from "./queue/large-output.js";
-import { readTestInput } from "./test-input.js";
 
 /** The test job, checked: an object with "input", from the source `readTestInput` found. */
 export interface TestJob {

@@ -5,7 +5,7 @@ import { isLoopback } from "../http/loopback.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import type { Logger } from "../log/index.js";
 import { curlCommand, startPlatform } from "../platform/index.js";
-import { readProtocolConfig, type WorkerConfig } from "./options.js";
+import { readProtocolConfig, type WorkerConfig } from "./config/options.js";
 import type { PlatformClient } from "./queue/client.js";
 import { InProcessPlatformClient } from "./queue/in-process-client.js";
 

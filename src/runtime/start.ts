@@ -3,7 +3,7 @@
 import { declarationOf } from "../app/endpoint.js";
 import { serverOf } from "../app/model-server/handler.js";
 import { type App, registry } from "../app/registry.js";
-import { isFlashError } from "../errors.js";
+import { isFlashError } from "../flash-error.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import {
   guardProcess,
@@ -16,8 +16,8 @@ import { type Logger, openLogger, stdoutToStderr } from "../log/index.js";
 import { keepTickShapes } from "../tick-shapes.js";
 import { startTracing, stopTracing } from "../trace/index.js";
 import { VERSION } from "../version.js";
+import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig, type WorkerConfig } from "./config/options.js";
 import type { SupervisedServer } from "./model-server/supervise.js";
-import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig, type WorkerConfig } from "./options.js";
 import type { PlatformClient } from "./queue/client.js";
 
 export interface StartOptions {

@@ -2,7 +2,7 @@
 
 import { registry } from "../app/registry.js";
 import { withRemoteFunctions } from "../app/remote.js";
-import { ArgumentError, FlashError } from "../errors.js";
+import { ArgumentError, FlashError } from "../flash-error.js";
 import type { HandlerDefinition } from "../job/definition.js";
 import { executeJob } from "../job/execute.js";
 import { jobLogBindings } from "../job/scope.js";

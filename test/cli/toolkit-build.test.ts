@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { list } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
-import { scanImports } from "../../src/cli/bundle/imports.js";
-import { BuildError, buildArtifact } from "../../src/cli/bundle/index.js";
-import { targetNodeVersion } from "../../src/cli/bundle/node-version.js";
-import { buildAndPush } from "../../src/cli/deploy/image.js";
 import { createLogger } from "../../src/log/index.js";
+import { scanImports } from "../../src/toolkit/bundle/imports.js";
+import { BuildError, buildArtifact } from "../../src/toolkit/bundle/index.js";
+import { targetNodeVersion } from "../../src/toolkit/bundle/node-version.js";
+import { buildAndPush } from "../../src/toolkit/image/build.js";
 import { flashRun } from "../process.js";
 import { GREETER, makeProject, type Project, vendorPackage } from "./toolkit-project.js";
 
@@ -210,7 +210,7 @@ describe("flash build", () => {
   });
 
   it("the default maximum is 1.5 GB", async () => {
-    const { MAX_ARTIFACT_BYTES } = await import("../../src/cli/bundle/index.js");
+    const { MAX_ARTIFACT_BYTES } = await import("../../src/toolkit/bundle/index.js");
     expect(MAX_ARTIFACT_BYTES).toBe(1500 * 1024 * 1024);
   });
 });

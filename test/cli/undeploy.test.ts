@@ -6,9 +6,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DELETE_CONCURRENCY } from "../../src/cli/deploy/pod-lifecycle.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
+import { DELETE_CONCURRENCY } from "../../src/toolkit/deploy/pod-lifecycle.js";
 import { flashRun } from "../process.js";
 
 const ENDPOINTS = ["alpha", "beta", "gamma", "delta", "epsilon"];

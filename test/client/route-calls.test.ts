@@ -8,7 +8,7 @@ import {
   EndpointHttpError,
   ExecutionTimeoutError,
 } from "../../src/client/index.js";
-import { PayloadTooLargeError } from "../../src/errors.js";
+import { PayloadTooLargeError } from "../../src/flash-error.js";
 import { lbReady, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { captureLog, closedPortUrl, FAST_RETRY } from "./servers.js";
 

@@ -1,7 +1,7 @@
 import { defineHandler, type HandlerOptions } from "../../src/job/definition.js";
 import type { HandlerFn } from "../../src/job/types.js";
 import { createLogger } from "../../src/log/index.js";
-import { readWorkerConfig } from "../../src/runtime/options.js";
+import { readWorkerConfig } from "../../src/runtime/config/options.js";
 import { type ClientOptions, HttpPlatformClient } from "../../src/runtime/queue/http-client.js";
 import { QueueWorker } from "../../src/runtime/queue/worker.js";
 import type { Recorded, RecordingPlatform } from "./recording-platform.js";

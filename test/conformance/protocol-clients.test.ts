@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
-import { readWorkerConfig } from "../../src/runtime/options.js";
+import { readWorkerConfig } from "../../src/runtime/config/options.js";
 import type { PlatformClient } from "../../src/runtime/queue/client.js";
 import { HttpPlatformClient } from "../../src/runtime/queue/http-client.js";
 import { InProcessPlatformClient } from "../../src/runtime/queue/in-process-client.js";

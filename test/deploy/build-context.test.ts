@@ -17,10 +17,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildArtifact } from "../../src/cli/bundle/index.js";
-import { generatedContext } from "../../src/cli/deploy/image.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
+import { buildArtifact } from "../../src/toolkit/bundle/index.js";
+import { generatedContext } from "../../src/toolkit/image/build.js";
 import { GREETER, makeProject, type Project } from "../cli/toolkit-project.js";
 import { snippets } from "../e2e/snippets.js";
 import { flashRun, freePort } from "../process.js";

@@ -1,7 +1,8 @@
 // An app's endpoints as REST v2 bodies: GPU groups and types to pools and exclusions, CPU instance names to
 // flavors, the PATCH that restates everything; every body checked against the vendored OpenAPI document.
 import { describe, expect, it } from "vitest";
-import type { ManifestEndpoint } from "../../src/cli/bundle/index.js";
+import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
+import type { ManifestEndpoint } from "../../src/toolkit/bundle/index.js";
 import {
   cpuFlavor,
   createRequest,
@@ -9,9 +10,8 @@ import {
   endpointUrl,
   gpuSelection,
   updateRequest,
-} from "../../src/cli/deploy/mapping.js";
-import type { RestEndpoint } from "../../src/cli/deploy/rest-types.js";
-import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
+} from "../../src/toolkit/deploy/mapping.js";
+import type { RestEndpoint } from "../../src/toolkit/rest/types.js";
 import { schemaErrors } from "./openapi.js";
 
 const catalog = DEFAULT_GPU_CATALOG;

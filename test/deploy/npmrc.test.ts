@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { hostNpmrc, npmrcSecret } from "../../src/cli/deploy/npmrc.js";
+import { hostNpmrc, npmrcSecret } from "../../src/toolkit/image/npmrc.js";
 
 const dirs: string[] = [];
 const scratch = () => {

@@ -1,8 +1,10 @@
 // An app's endpoint as a Pod: the POST /v2/pods body for each kind, the PATCH that brings an existing Pod to it,
 // the pinned image and the addresses of its ports; every body checked against the vendored OpenAPI document.
 import { describe, expect, it } from "vitest";
-import type { ManifestEndpoint } from "../../src/cli/bundle/index.js";
-import { EndpointMappingError } from "../../src/cli/deploy/mapping.js";
+import { ConfigError } from "../../src/options/index.js";
+import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
+import type { ManifestEndpoint } from "../../src/toolkit/bundle/index.js";
+import { EndpointMappingError } from "../../src/toolkit/deploy/mapping.js";
 import {
   deployedPod,
   pinnedImage,
@@ -11,10 +13,8 @@ import {
   podRequest,
   podUpdate,
   proxyUrl,
-} from "../../src/cli/deploy/pod.js";
-import type { RestPod } from "../../src/cli/deploy/rest-types.js";
-import { ConfigError } from "../../src/options/index.js";
-import { DEFAULT_GPU_CATALOG } from "../../src/platform/index.js";
+} from "../../src/toolkit/deploy/pod.js";
+import type { RestPod } from "../../src/toolkit/rest/types.js";
 import { schemaErrors } from "./openapi.js";
 
 const catalog = DEFAULT_GPU_CATALOG;

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { credentialName, findRegistryLogin, registryHost } from "../../src/cli/deploy/registry-auth.js";
+import { credentialName, findRegistryLogin, registryHost } from "../../src/toolkit/image/registry-auth.js";
 
 let home: string;
 beforeEach(() => {

@@ -5,8 +5,8 @@
 import { readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildArtifact } from "../../src/cli/bundle/index.js";
-import { generatedContext, imageEpoch } from "../../src/cli/deploy/image.js";
+import { buildArtifact } from "../../src/toolkit/bundle/index.js";
+import { generatedContext, imageEpoch } from "../../src/toolkit/image/build.js";
 import { GREETER, makeProject, type Project } from "../cli/toolkit-project.js";
 
 let project: Project | undefined;

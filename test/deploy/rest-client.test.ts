@@ -4,10 +4,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiConnectionError, ApiError, isApiError, RestClient } from "../../src/cli/deploy/rest-client.js";
-import { isFlashError } from "../../src/errors.js";
+import { isFlashError } from "../../src/flash-error.js";
 import { CircuitBreakers } from "../../src/http/breaker.js";
 import { createLogger } from "../../src/log/index.js";
+import { ApiConnectionError, ApiError, isApiError, RestClient } from "../../src/toolkit/rest/client.js";
 
 interface Seen {
   method: string;

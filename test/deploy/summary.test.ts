@@ -2,11 +2,11 @@
 // model server's passthrough) is marked so in the manifest, and its summary gives the OpenAI base URL beside
 // /runsync, as `flash dev` does (issue 44, item 11). The manifest comes from loading real entry files.
 import { afterEach, describe, expect, it } from "vitest";
-import { buildArtifact } from "../../src/cli/bundle/index.js";
-import type { DeployedEntry } from "../../src/cli/deploy/deploy.js";
-import { endpointUrl } from "../../src/cli/deploy/mapping.js";
-import type { RestEndpoint } from "../../src/cli/deploy/rest-types.js";
-import { endpointSummary } from "../../src/cli/deploy/summary.js";
+import { buildArtifact } from "../../src/toolkit/bundle/index.js";
+import type { DeployedEntry } from "../../src/toolkit/deploy/deploy.js";
+import { endpointUrl } from "../../src/toolkit/deploy/mapping.js";
+import { endpointSummary } from "../../src/toolkit/deploy/summary.js";
+import type { RestEndpoint } from "../../src/toolkit/rest/types.js";
 import { makeProject, type Project } from "../cli/toolkit-project.js";
 
 let project: Project | undefined;

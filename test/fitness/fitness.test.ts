@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GpuFacts } from "../../src/gpu/facts.js";
 import { createLogger } from "../../src/log/index.js";
 import { ConfigError } from "../../src/options/index.js";
+import { readWorkerConfig } from "../../src/runtime/config/options.js";
 import { registeredChecks, registerFitnessCheck } from "../../src/runtime/fitness/registry.js";
 import { runChecks } from "../../src/runtime/fitness/run.js";
 import { runStartupChecks } from "../../src/runtime/fitness/startup.js";
@@ -16,7 +17,6 @@ import {
   memoryCheck,
   networkCheck,
 } from "../../src/runtime/fitness/system.js";
-import { readWorkerConfig } from "../../src/runtime/options.js";
 import { platformUrls } from "../../src/runtime/queue/urls.js";
 
 const GIB = 1024 ** 3;

@@ -11,8 +11,8 @@ import { WebSocket } from "ws";
 import { Endpoint } from "../../src/app/endpoint.js";
 import { server } from "../../src/app/model-server/declare.js";
 import { createLogger } from "../../src/log/index.js";
+import { readWorkerConfig } from "../../src/runtime/config/options.js";
 import { serveEndpoint } from "../../src/runtime/lb/serve.js";
-import { readWorkerConfig } from "../../src/runtime/options.js";
 import { eventually } from "../platform/helpers.js";
 import { type Flash, flash, flashRun, freePort, ROOT } from "../process.js";
 

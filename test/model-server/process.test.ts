@@ -7,13 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ModelServer, server } from "../../src/app/model-server/declare.js";
-import { openaiPassthrough } from "../../src/app/model-server/openai.js";
+import { openaiPassthrough } from "../../src/app/model-server/passthrough.js";
 import { runInJobScope } from "../../src/job/scope.js";
 import { createLogger, type Logger } from "../../src/log/index.js";
+import { readWorkerConfig } from "../../src/runtime/config/options.js";
 import { waitUntilHealthy } from "../../src/runtime/model-server/health.js";
 import { ServerProcess } from "../../src/runtime/model-server/process.js";
 import { startServer } from "../../src/runtime/model-server/supervise.js";
-import { readWorkerConfig } from "../../src/runtime/options.js";
 import { eventually } from "../platform/helpers.js";
 import { ROOT } from "../process.js";
 

@@ -4,8 +4,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatCurlCommand } from "../../src/cli/dev-app.js";
 import { defaultWorkerCommand } from "../../src/platform/index.js";
+import { chatCurlCommand } from "../../src/toolkit/dev/app.js";
 import { type FlashProcess, ROOT, startFlash } from "./cli.js";
 import { eventually, type JobJson } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 // server(): a model server (vLLM, llama-server, ComfyUI…) the worker runs beside its code, and its fetch-like client.
-import { ArgumentError } from "../../errors.js";
+import { ArgumentError } from "../../flash-error.js";
 import { currentJob } from "../../job/scope.js";
 import { ServerExitedError, ServerStartError } from "./errors.js";
 

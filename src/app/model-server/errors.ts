@@ -1,5 +1,5 @@
 // The errors of a model server: it did not become healthy in time, it exited, it answered a passthrough with an error.
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import type { UpstreamAnswer } from "../../job/errors.js";
 
 /** The server exited, or did not answer its health check with 200 within the start timeout. */

@@ -2,7 +2,7 @@
 import type { HandlerDefinition } from "../../job/definition.js";
 import type { HandlerFn } from "../../job/types.js";
 import type { ModelServer } from "./declare.js";
-import { isOpenAIInput, openaiPassthrough } from "./openai.js";
+import { isOpenAIInput, openaiPassthrough } from "./passthrough.js";
 
 /** A handler definition that runs with a model server beside it. */
 export type ServerBackedDefinition<I = unknown, O = unknown> = HandlerDefinition<I, O> & {

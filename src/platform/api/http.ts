@@ -3,7 +3,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { closest } from "../../app/settings.js";
-import { FlashError, isFlashError } from "../../errors.js";
+import { FlashError, isFlashError } from "../../flash-error.js";
 import { drainRequest } from "../../http/drain.js";
 import { JsonTooDeepError, jsonCost, MAX_JSON_DEPTH, scanJson } from "../../http/json.js";
 import type { Logger } from "../../log/index.js";

@@ -1,6 +1,6 @@
 // The worker API's calls as functions: the HTTP routes (worker-api.ts) and an in-process worker (--rp_serve_api) share them.
 
-import { isFlashError } from "../../errors.js";
+import { isFlashError } from "../../flash-error.js";
 import type { EndpointState } from "../state/endpoint.js";
 import type { JobRecord } from "../state/jobs.js";
 import type { PostOutcome, ResultBody, Scheduler } from "../state/scheduler.js";

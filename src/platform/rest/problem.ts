@@ -1,7 +1,7 @@
 // REST v2 errors as the document gives them: application/problem+json `{title, status, detail, errors?}`.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { isFlashError } from "../../errors.js";
+import { isFlashError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
 import type { Problem } from "../state/problem.js";
 

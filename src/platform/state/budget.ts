@@ -1,6 +1,6 @@
 // The platform's memory budget for job payloads: what a request is refused with when unfinished jobs fill it.
 import { getHeapStatistics } from "node:v8";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 
 /**
  * The default budget: a quarter of V8's heap limit (1036 MB under Node 20's default on a 23 GB host). Payloads are

@@ -1,5 +1,5 @@
 // A broken rule of the REST v2 state, with the status it is answered with (rest/problem.ts writes the body).
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 
 /** An error answer; `errors` lists field-level failures. */
 export class Problem extends FlashError {

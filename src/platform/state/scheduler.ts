@@ -1,6 +1,6 @@
 // The platform's scheduler: every endpoint's jobs from queue to worker to done, timeouts, cancels, retries.
 
-import { NameTakenError } from "../../errors.js";
+import { NameTakenError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
 import { PlatformMemoryFull } from "./budget.js";
 import { type EndpointConfig, type EndpointCounters, EndpointState, type WorkerRecord } from "./endpoint.js";

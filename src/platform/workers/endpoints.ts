@@ -2,7 +2,7 @@
 // environment that points a worker at the platform.
 import { resolve } from "node:path";
 import { playgroundSample } from "../../app/sample.js";
-import { ArgumentError } from "../../errors.js";
+import { ArgumentError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
 import { ENDPOINT_DEFAULTS, type EndpointConfig, type EndpointState } from "../state/endpoint.js";
 import type { EndpointInfo, EndpointInit } from "../state/endpoint-init.js";

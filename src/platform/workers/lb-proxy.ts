@@ -9,7 +9,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { timeoutMessage } from "../../app/rules.js";
 import { playgroundSample, sampleRoute } from "../../app/sample.js";
-import { ArgumentError, isFlashError, NameTakenError } from "../../errors.js";
+import { ArgumentError, isFlashError, NameTakenError } from "../../flash-error.js";
 import { forwardHeaders, refuseUpgrade, upgradeHead } from "../../http/proxy.js";
 import { PARENT_PIPE_ENV } from "../../lifecycle.js";
 import type { Logger } from "../../log/index.js";

@@ -2,7 +2,7 @@
 // tcp ports forwarded from public ports on the platform's interface, its output in the platform log under its id.
 import { type ChildProcess, spawn } from "node:child_process";
 import { connect, createServer, type Server } from "node:net";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
 import type { WorkerLaunch } from "../state/endpoint.js";
 import type { PodHost } from "../state/pod-life.js";

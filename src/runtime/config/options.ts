@@ -1,7 +1,7 @@
 // The worker's options: the flags and variables the runtime reads (runpod-python's names first), and nothing of
 // the toolkit's or the local platform's, so their variables in a worker's environment never stop it.
-import type { PlatformTransport } from "../http/h1.js";
-import { addSecret, type LogFormat, type LogLevel } from "../log/index.js";
+import type { PlatformTransport } from "../../http/h1.js";
+import { addSecret, type LogFormat, type LogLevel } from "../../log/index.js";
 import {
   apiKey,
   ConfigError,
@@ -19,7 +19,7 @@ import {
   text,
   toggle,
   type Values,
-} from "../options/index.js";
+} from "../../options/index.js";
 
 /** Everything the worker reads from flags and the environment, validated. */
 export interface WorkerConfig {

@@ -1,8 +1,8 @@
 // Where upload() sends files: the job's s3Config when the request carried one, else the BUCKET_* environment.
 
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import { currentJob } from "../../job/scope.js";
-import { readFilesConfig } from "../options.js";
+import { readFilesConfig } from "../config/options.js";
 
 /** An S3-compatible bucket and the credentials to write to it. */
 export interface BucketTarget {

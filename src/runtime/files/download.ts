@@ -10,12 +10,12 @@ import { extname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Agent, buildConnector } from "undici";
-import { ArgumentError, FlashError, isFlashError } from "../../errors.js";
+import { ArgumentError, FlashError, isFlashError } from "../../flash-error.js";
 import { currentJob } from "../../job/scope.js";
 import { redactUrl } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
 import { VERSION } from "../../version.js";
-import { readFilesConfig } from "../options.js";
+import { readFilesConfig } from "../config/options.js";
 import { type AddressPolicy, ANY_ADDRESS, PUBLIC_ONLY } from "./address.js";
 
 export interface DownloadOptions {

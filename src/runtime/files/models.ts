@@ -1,8 +1,8 @@
 // Models RunPod caches on the worker's volume, found as Hugging Face's cache lays them out (model-caching).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { FlashError } from "../../errors.js";
-import { readFilesConfig } from "../options.js";
+import { FlashError } from "../../flash-error.js";
+import { readFilesConfig } from "../config/options.js";
 
 /** A cached model that is not there, or a model id that cannot name one. */
 export class CachedModelError extends FlashError {

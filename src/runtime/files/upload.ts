@@ -4,7 +4,7 @@
 import { createReadStream } from "node:fs";
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
-import { ArgumentError } from "../../errors.js";
+import { ArgumentError } from "../../flash-error.js";
 import { currentJob } from "../../job/scope.js";
 import { tracing } from "../../trace/index.js";
 import { type BucketTarget, resolveBucket, UploadError } from "./bucket.js";

@@ -1,5 +1,5 @@
 // The fitness checks users register with fitnessCheck(), kept in registration order.
-import { ArgumentError, NameTakenError } from "../../errors.js";
+import { ArgumentError, NameTakenError } from "../../flash-error.js";
 
 /** A user's check, sync or async: throw (or reject) to fail; a string it returns is shown beside its result. */
 export type FitnessCheckFn = () => unknown;

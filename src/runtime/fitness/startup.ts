@@ -3,7 +3,7 @@
 
 import type { GpuFacts } from "../../gpu/facts.js";
 import type { Logger } from "../../log/index.js";
-import type { FitnessConfig } from "../options.js";
+import type { FitnessConfig } from "../config/options.js";
 import { registeredChecks } from "./registry.js";
 import { formatMs, runChecks } from "./run.js";
 import { builtinChecks, type GpuHealthOptions } from "./system.js";

@@ -4,9 +4,9 @@
 import { statfsSync } from "node:fs";
 import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import type { GpuFacts } from "../../gpu/facts.js";
-import type { FitnessConfig } from "../options.js";
+import type { FitnessConfig } from "../config/options.js";
 import type { FitnessCheck } from "./registry.js";
 
 const GIB = 1024 ** 3;

@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 import { declarationOf, type Endpoint } from "../../app/endpoint.js";
 import { isEndpointConfigError } from "../../app/settings.js";
 import type { Logger } from "../../log/index.js";
-import type { WorkerConfig } from "../options.js";
-import { readTestInput } from "../test-input.js";
+import type { WorkerConfig } from "../config/options.js";
+import { readTestInput } from "../config/test-input.js";
 import { RouteServer } from "./server.js";
 
 /** One request of a load-balanced test input. */

@@ -1,7 +1,7 @@
 // A load-balanced route's request: the bodies it parses, the arguments it passes, the context it hands the route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteArgs, RouteRequest } from "../../app/endpoint.js";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, scanJson } from "../../http/json.js";
 import type { Logger } from "../../log/index.js";
 

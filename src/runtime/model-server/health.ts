@@ -1,5 +1,5 @@
 // Waiting for a model server to become ready: its health path polled until 200, bounded by the start timeout.
-import { isFlashError } from "../../errors.js";
+import { isFlashError } from "../../flash-error.js";
 import { sleep } from "../../http/retry.js";
 import { nodeTransport } from "../../http/wire.js";
 import type { ServerProcess } from "./process.js";

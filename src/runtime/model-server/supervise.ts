@@ -3,7 +3,7 @@ import { type AddressInfo, connect, createServer } from "node:net";
 import type { ModelServer } from "../../app/model-server/declare.js";
 import { ServerExitedError, ServerStartError } from "../../app/model-server/errors.js";
 import type { Logger } from "../../log/index.js";
-import type { WorkerConfig } from "../options.js";
+import type { WorkerConfig } from "../config/options.js";
 import { type Health, waitUntilHealthy } from "./health.js";
 import { ServerProcess } from "./process.js";
 

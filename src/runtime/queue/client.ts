@@ -1,5 +1,5 @@
 // The worker's side of the platform protocol: the PlatformClient interface, its answers and its errors.
-import { FlashError, type HttpStatusFields, isFlashError } from "../../errors.js";
+import { FlashError, type HttpStatusFields, isFlashError } from "../../flash-error.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import type { PlatformUrls } from "./urls.js";
 

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "../../log/index.js";
-import type { WorkerConfig } from "../options.js";
+import type { WorkerConfig } from "../config/options.js";
 import { JobBoard } from "./job-board.js";
 import type { JobIdsListener } from "./worker.js";
 

@@ -20,7 +20,7 @@ import type { RawJob } from "../../job/types.js";
 import type { Logger } from "../../log/index.js";
 import { tracing } from "../../trace/index.js";
 import { VERSION } from "../../version.js";
-import type { ProtocolConfig } from "../options.js";
+import type { ProtocolConfig } from "../config/options.js";
 import {
   type DeliveryBound,
   DeliveryError,

@@ -1,6 +1,6 @@
 // The worker's platform client for --rp_serve_api: the worker API as calls into the local platform in this process.
 import { STATUS_CODES } from "node:http";
-import { isFlashError } from "../../errors.js";
+import { isFlashError } from "../../flash-error.js";
 import { type JsonTooDeepError, parseJson } from "../../http/json.js";
 import type { RawJob } from "../../job/types.js";
 import {
@@ -11,7 +11,7 @@ import {
   tooDeepBody,
   type WorkerCalls,
 } from "../../platform/index.js";
-import type { ProtocolConfig } from "../options.js";
+import type { ProtocolConfig } from "../config/options.js";
 import { type PlatformClient, PlatformHttpError, type SerializedResult, type TakeResult } from "./client.js";
 import { type PlatformUrls, platformUrls, UNHEALTHY_REASON_MAX } from "./urls.js";
 

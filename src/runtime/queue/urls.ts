@@ -1,5 +1,5 @@
 // The platform URLs a worker calls, built from the RUNPOD_WEBHOOK_* templates.
-import type { ProtocolConfig } from "../options.js";
+import type { ProtocolConfig } from "../config/options.js";
 
 /**
  * Appends query parameters without re-encoding the template's own query (which the platform wrote),

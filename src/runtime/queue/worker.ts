@@ -1,6 +1,6 @@
 // The queue worker: takes jobs, runs them through the job engine, reports them, drains on shutdown.
 
-import { FlashError, isFlashError } from "../../errors.js";
+import { FlashError, isFlashError } from "../../flash-error.js";
 import { type Backoff, backoffMs, type RandomSource, sleep } from "../../http/retry.js";
 import { type HandlerDefinition, isValidConcurrency } from "../../job/definition.js";
 import { executeJob } from "../../job/execute.js";
@@ -8,7 +8,7 @@ import { jobLogBindings } from "../../job/scope.js";
 import type { JobResult, RawJob } from "../../job/types.js";
 import { describeError, type Logger } from "../../log/index.js";
 import { type JobSpan, tracing } from "../../trace/index.js";
-import type { WorkerConfig } from "../options.js";
+import type { WorkerConfig } from "../config/options.js";
 import {
   type DeliveryBound,
   isPlatformHttpError,

@@ -1,5 +1,5 @@
 // The build's one error (BuildError) and the sizes its messages and `flash build` print.
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 /** A build that cannot go on; the message says what to change (docs/design.md §4.4: tests assert it). */
 export class BuildError extends FlashError {
   readonly code = "BUILD_FAILED";

@@ -6,7 +6,7 @@ import { BuildError } from "./errors.js";
 export const CODE_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 /** Tried in this order for a specifier without an extension, and as `<dir>/index<ext>`. */
 const RESOLVE_EXTENSIONS = [...CODE_EXTENSIONS, ".json"];
-/** TypeScript ESM imports name the emitted file (`./a.js`) of a source that is `./a.ts`. */
+/** TypeScript ESM imports name the emitted file (`../../toolkit/bundle/a.js`) of a source that is `../../toolkit/bundle/a.ts`. */
 const SOURCE_FOR: Record<string, string[]> = {
   ".js": [".ts", ".tsx"],
   ".jsx": [".tsx"],

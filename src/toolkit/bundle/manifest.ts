@@ -5,7 +5,7 @@ import { endpointIdFor, endpointSlug, loadApp } from "../../app/load.js";
 import { isOpenAICompatible } from "../../app/openai.js";
 import { type App, registry } from "../../app/registry.js";
 import type { NodeVersion } from "../../app/settings.js";
-import { isFlashError } from "../../errors.js";
+import { isFlashError } from "../../flash-error.js";
 import { BuildError } from "./errors.js";
 
 export const MANIFEST_NAME = "flash_manifest.json";
@@ -122,7 +122,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     id: endpointIdFor(file, name),
     file: rel,
     kind: loadBalanced ? "load-balanced" : "queue",
-    // As `flash dev` tells it (dev-app.ts): the handler was made by openaiCompatible() or is a server's passthrough.
+    // As `flash dev` tells it (toolkit/dev/app.ts): the handler was made by openaiCompatible() or is a server's passthrough.
     ...(app.kind === "handler" && isOpenAICompatible(app.fn) ? { openai: true } : {}),
     routes: declaration?.routes.map((route) => ({ method: route.method, path: route.path })) ?? [],
     workers: settings ? [settings.workers[0], settings.workers[1]] : [0, 1],

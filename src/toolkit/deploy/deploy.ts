@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { ContainerToolOptions } from "../../containers/tool.js";
 import { findContainerTool } from "../../containers/tool.js";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import { addSecret, type Logger } from "../../log/index.js";
 import { type DeployedEndpoint, readDeployments, writeDeployments } from "../../project/deployments.js";
 import {
@@ -18,12 +18,18 @@ import {
   type ManifestEndpoint,
   WORKER_PLATFORM,
 } from "../bundle/index.js";
-import { apiErrorSentence } from "./errors.js";
-import { type BuiltImage, buildAndPush, checkImageName, entrypointOf, takesHandlerFile } from "./image.js";
+import {
+  type BuiltImage,
+  buildAndPush,
+  checkImageName,
+  entrypointOf,
+  takesHandlerFile,
+} from "../image/build.js";
+import { credentialName, findRegistryLogin } from "../image/registry-auth.js";
+import { isApiError, type RestClient } from "../rest/client.js";
+import { apiErrorSentence } from "../rest/errors.js";
+import type { CreateEndpointRequest, GpuCatalogType, RestEndpoint } from "../rest/types.js";
 import { createRequest, EndpointMappingError, endpointUrl, updateRequest } from "./mapping.js";
-import { credentialName, findRegistryLogin } from "./registry-auth.js";
-import { isApiError, type RestClient } from "./rest-client.js";
-import type { CreateEndpointRequest, GpuCatalogType, RestEndpoint } from "./rest-types.js";
 
 /** What building and pushing the app's image takes. */
 export interface ImageOptions {

@@ -1,11 +1,11 @@
 // The rest of an endpoint's life through REST v2: find it by name or id, delete it, list endpoints with their
 // workers, read a worker's logs.
 
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import { readDeployments } from "../../project/deployments.js";
-import { apiErrorSentence } from "./errors.js";
-import { isApiError, type RestClient } from "./rest-client.js";
-import type { ListEndpointWorkersResponse, RestEndpoint, RestWorker, WorkerLogEvent } from "./rest-types.js";
+import { isApiError, type RestClient } from "../rest/client.js";
+import { apiErrorSentence } from "../rest/errors.js";
+import type { ListEndpointWorkersResponse, RestEndpoint, RestWorker, WorkerLogEvent } from "../rest/types.js";
 
 /** A lifecycle command could not do what it was asked; the message says why. */
 export class LifecycleError extends FlashError {

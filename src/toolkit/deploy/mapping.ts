@@ -1,7 +1,7 @@
 // An app's endpoint (its manifest entry) as a REST v2 CreateEndpointRequest, and the PATCH that brings an
 // existing endpoint to it: GPU groups and types to pools (GET /v2/catalog/gpus), CPU instance names to flavors.
 
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import type { ManifestEndpoint } from "../bundle/index.js";
 import type {
   CreateCpu,
@@ -10,7 +10,7 @@ import type {
   GpuCatalogType,
   RestEndpoint,
   UpdateEndpointRequest,
-} from "./rest-types.js";
+} from "../rest/types.js";
 
 /** The app's endpoints cannot be expressed for the API (or clash with what exists); the message says which and why. */
 export class EndpointMappingError extends FlashError {

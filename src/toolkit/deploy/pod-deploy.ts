@@ -5,6 +5,10 @@ import { nodeTransport } from "../../http/wire.js";
 import type { Logger } from "../../log/index.js";
 import { readDeployments, writeDeployments } from "../../project/deployments.js";
 import type { ManifestEndpoint } from "../bundle/index.js";
+import { checkImageName } from "../image/build.js";
+import { isApiError, type RestClient } from "../rest/client.js";
+import { apiErrorSentence } from "../rest/errors.js";
+import type { CreatePodRequest, GpuCatalogType, RestPod, WorkerLogEvent } from "../rest/types.js";
 import {
   asDeployError,
   buildApp,
@@ -13,8 +17,6 @@ import {
   pushAppImage,
   registryCredential,
 } from "./deploy.js";
-import { apiErrorSentence } from "./errors.js";
-import { checkImageName } from "./image.js";
 import { EndpointMappingError } from "./mapping.js";
 import {
   appPort,
@@ -26,8 +28,6 @@ import {
   podRequest,
   podUpdate,
 } from "./pod.js";
-import { isApiError, type RestClient } from "./rest-client.js";
-import type { CreatePodRequest, GpuCatalogType, RestPod, WorkerLogEvent } from "./rest-types.js";
 
 export interface PodDeployOptions extends DeployOptions {
   /** --gpu: a GPU type id. */

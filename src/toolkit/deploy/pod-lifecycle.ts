@@ -3,10 +3,10 @@
 // addresses, read a Pod's logs.
 
 import { readDeployments, writeDeployments } from "../../project/deployments.js";
+import type { RestClient } from "../rest/client.js";
+import type { RestEndpoint, RestPod } from "../rest/types.js";
 import { LifecycleError, withApi } from "./lifecycle.js";
 import { podAddresses } from "./pod.js";
-import type { RestClient } from "./rest-client.js";
-import type { RestEndpoint, RestPod } from "./rest-types.js";
 
 /** What `flash undeploy` deletes. */
 export interface Doomed {

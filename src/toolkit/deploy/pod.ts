@@ -4,9 +4,9 @@
 import { ConfigError } from "../../options/index.js";
 import type { DeployedPod } from "../../project/deployments.js";
 import type { ManifestEndpoint } from "../bundle/index.js";
+import { DEFAULT_API_URL } from "../rest/client.js";
+import type { CreatePodRequest, GpuCatalogType, RestPod, UpdatePodRequest } from "../rest/types.js";
 import { cpuFlavor, EndpointMappingError } from "./mapping.js";
-import { DEFAULT_API_URL } from "./rest-client.js";
-import type { CreatePodRequest, GpuCatalogType, RestPod, UpdatePodRequest } from "./rest-types.js";
 
 /** One exposed port: `8000/http` through the proxy, `22/tcp` forwarded to a public port. */
 export interface PodPort {

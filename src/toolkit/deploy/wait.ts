@@ -6,10 +6,10 @@ import { playgroundSample } from "../../app/sample.js";
 import { EndpointClient } from "../../client/endpoint.js";
 import { CircuitBreakers } from "../../http/breaker.js";
 import type { Logger } from "../../log/index.js";
+import type { RestClient } from "../rest/client.js";
+import type { RestWorker } from "../rest/types.js";
 import { DeployError, type DeployedEntry } from "./deploy.js";
 import { withApi, workerLastLines } from "./lifecycle.js";
-import type { RestClient } from "./rest-client.js";
-import type { RestWorker } from "./rest-types.js";
 
 /** How long deploy follows a release by default (an image pull on a cold GPU host takes minutes). */
 export const DEFAULT_WAIT_TIMEOUT_S = 600;

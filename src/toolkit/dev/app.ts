@@ -2,14 +2,14 @@
 // the settings an Endpoint carries (workers, execution timeout).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { declarationOf } from "../app/endpoint.js";
-import { loadApp } from "../app/load.js";
-import { serverOf } from "../app/model-server/handler.js";
-import { isOpenAICompatible } from "../app/openai.js";
-import type { App } from "../app/registry.js";
-import { sampleRoute } from "../app/sample.js";
-import { shellQuote } from "../platform/index.js";
-import { openaiBaseUrl } from "./deploy/mapping.js";
+import { declarationOf } from "../../app/endpoint.js";
+import { loadApp } from "../../app/load.js";
+import { serverOf } from "../../app/model-server/handler.js";
+import { isOpenAICompatible } from "../../app/openai.js";
+import type { App } from "../../app/registry.js";
+import { sampleRoute } from "../../app/sample.js";
+import { shellQuote } from "../../platform/index.js";
+import { openaiBaseUrl } from "../deploy/mapping.js";
 
 export interface DevApp {
   /** The app declares HTTP routes: its workers serve them behind `/lb/<id>/`. */

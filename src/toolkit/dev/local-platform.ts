@@ -1,11 +1,11 @@
 // What `flash dev` and `flash serve` share: their command line and the console address they print.
 
-import { containerToolOptions } from "../containers/options.js";
-import { nextShutdownSignal } from "../lifecycle.js";
-import { type Logger, openLogger } from "../log/index.js";
-import { type Env, logOutput, type Values } from "../options/index.js";
-import { type Platform, type PlatformOptions, WORKER_STOP_GRACE_MS } from "../platform/index.js";
-import { PLATFORM_OPTIONS } from "../platform/options.js";
+import { containerToolOptions } from "../../containers/options.js";
+import { nextShutdownSignal } from "../../lifecycle.js";
+import { type Logger, openLogger } from "../../log/index.js";
+import { type Env, logOutput, type Values } from "../../options/index.js";
+import { type Platform, type PlatformOptions, WORKER_STOP_GRACE_MS } from "../../platform/index.js";
+import { PLATFORM_OPTIONS } from "../../platform/options.js";
 
 /** dev's and serve's table: the local platform's own options. */
 export const LOCAL_PLATFORM_OPTIONS = PLATFORM_OPTIONS;

@@ -3,9 +3,9 @@
 // and no others; every endpoint's when a file matching a `--watch` path or glob changes. One log line per burst.
 import { existsSync, type FSWatcher, readFileSync, statSync, watch } from "node:fs";
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { Logger } from "../log/index.js";
-import { ConfigError } from "../options/index.js";
-import { isCode, resolveLocal, scanImports } from "./bundle/imports.js";
+import type { Logger } from "../../log/index.js";
+import { ConfigError } from "../../options/index.js";
+import { isCode, resolveLocal, scanImports } from "../bundle/imports.js";
 
 /** Files whose change may restart workers, besides those named: a change to another says nothing restarted. */
 const SOURCE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".json"]);

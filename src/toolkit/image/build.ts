@@ -23,7 +23,7 @@ import {
   isLoopbackRegistry,
   runTool,
 } from "../../containers/tool.js";
-import { FlashError } from "../../errors.js";
+import { FlashError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
 import { checkArtifact, sourceDateEpoch } from "../bundle/archive.js";
 import { credentialDockerignore, credentialRules } from "../bundle/credentials.js";

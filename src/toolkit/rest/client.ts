@@ -2,7 +2,7 @@
 // logs, registry credentials and the GPU catalog. Bearer key; connection failures and 429/5xx on reads retried
 // with backoff; consecutive failures open the API's circuit breaker (all through src/http/client.ts).
 
-import { FlashError, type HttpStatusFields, isFlashError } from "../../errors.js";
+import { FlashError, type HttpStatusFields, isFlashError } from "../../flash-error.js";
 import { type CircuitBreakers, DEFAULT_BREAKERS } from "../../http/breaker.js";
 import { describeFailure, type HttpAnswer, HttpClient, RETRYABLE_STATUS } from "../../http/client.js";
 import { CONNECT_RETRY, type RetryPolicy } from "../../http/retry.js";
@@ -21,7 +21,7 @@ import type {
   UpdateEndpointRequest,
   UpdatePodRequest,
   WorkerLogEvent,
-} from "./rest-types.js";
+} from "./types.js";
 
 /** RunPod's API base. */
 export const DEFAULT_API_URL = "https://api.runpod.io";

@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { addSecret, type Logger } from "../../log/index.js";
 import { credentialsPath, readSavedApiUrl, resolveApiKey } from "../../project/credentials.js";
 import { readDeployments } from "../../project/deployments.js";
-import { DEFAULT_API_URL, RestClient } from "./rest-client.js";
+import { DEFAULT_API_URL, RestClient } from "./client.js";
 
 export interface ConnectOptions {
   apiUrl?: string;

@@ -1,5 +1,5 @@
 // The API's error answers as sentences for the user: which thing, what the API said, and which field.
-import { type ApiError, describeProblem } from "./rest-client.js";
+import { type ApiError, describeProblem } from "./client.js";
 
 /** "The API at URL refused endpoint X (POST /v2/serverless): 400 Bad Request: … (gpu.pools: …)", with a hint for 401/403. */
 export function apiErrorSentence(err: ApiError, what: string, url: string): string {

@@ -1,13 +1,17 @@
 // One error shape: every class carries a stable code and is recognised by code, even from another copy of the module.
 import { describe, expect, it, vi } from "vitest";
 import { EndpointConfigError } from "../../../src/app/settings.js";
-import { ApiError } from "../../../src/cli/deploy/rest-client.js";
 import {
   PayloadTooLargeError as ClientPayloadTooLarge,
   EndpointHttpError,
   ExecutionTimeoutError,
 } from "../../../src/client/index.js";
-import { type ErrorCode, type FlashError, isFlashError, PayloadTooLargeError } from "../../../src/errors.js";
+import {
+  type ErrorCode,
+  type FlashError,
+  isFlashError,
+  PayloadTooLargeError,
+} from "../../../src/flash-error.js";
 import { ConfigError } from "../../../src/options/index.js";
 import {
   PayloadTooLargeError as PayloadPayloadTooLarge,
@@ -16,6 +20,7 @@ import {
 } from "../../../src/payload/errors.js";
 import { HttpError } from "../../../src/platform/api/http.js";
 import { PlatformHttpError } from "../../../src/runtime/queue/client.js";
+import { ApiError } from "../../../src/toolkit/rest/client.js";
 
 describe("FlashError", () => {
   it("every class has its own stable code and keeps its name", () => {
@@ -47,7 +52,7 @@ describe("FlashError", () => {
   it("recognises an error from another copy of the package by its brand, and nothing else", async () => {
     // A fresh module instance stands in for a second copy of flash-worker loaded by the user's file.
     vi.resetModules();
-    const copy = await import("../../../src/errors.js");
+    const copy = await import("../../../src/flash-error.js");
     expect(copy.PayloadTooLargeError).not.toBe(PayloadTooLargeError);
     const foreign = new copy.PayloadTooLargeError(2, 1);
     expect(foreign instanceof PayloadTooLargeError).toBe(false);

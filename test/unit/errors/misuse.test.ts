@@ -1,7 +1,7 @@
 // A wrong argument to a public call is a FlashError with a code, its message unchanged (messages are API).
 import { describe, expect, it } from "vitest";
 import { EndpointClient } from "../../../src/client/index.js";
-import { type ErrorCode, isFlashError } from "../../../src/errors.js";
+import { type ErrorCode, isFlashError } from "../../../src/flash-error.js";
 import { fitnessCheck, handler, remote } from "../../../src/index.js";
 import { lenientB64decode } from "../../../src/payload/base64.js";
 

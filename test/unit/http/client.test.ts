@@ -1,6 +1,6 @@
 // The shared HTTP client against real servers on 127.0.0.1: what it retries, what it hands back, the breaker, the errors.
 import { afterEach, describe, expect, it } from "vitest";
-import { isFlashError } from "../../../src/errors.js";
+import { isFlashError } from "../../../src/flash-error.js";
 import { CircuitBreaker } from "../../../src/http/breaker.js";
 import {
   describeAnswer,

@@ -3,7 +3,7 @@
 // before JSON.parse builds anything.
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { isFlashError } from "../../../src/errors.js";
+import { isFlashError } from "../../../src/flash-error.js";
 import { JsonTooDeepError, jsonCost, MAX_JSON_DEPTH, parseJson, scanJson } from "../../../src/http/json.js";
 
 /** The oracle: nesting of a parsed value, the value itself counting as one level when it is an array or object. */

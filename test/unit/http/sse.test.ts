@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { isFlashError } from "../../../src/errors.js";
+import { isFlashError } from "../../../src/flash-error.js";
 import { formatSse, readSse, SSE_EVENT_LIMIT_CHARS, type SseEvent } from "../../../src/http/sse.js";
 
 /** The same three events in each framing: a typed one with an id, a multi-line one, one with a non-ASCII text. */

@@ -88,8 +88,8 @@ describe("src/ layering", () => {
     expect(found).toEqual([]);
   });
 
-  // platform/<folder> for a file in a subfolder, the file itself for platform/*.ts; the same inside runtime/ and cli/.
-  for (const program of ["platform", "runtime", "cli"]) {
+  // platform/<folder> for a file in a subfolder, the file itself for platform/*.ts; the same inside runtime/ and toolkit/.
+  for (const program of ["platform", "runtime", "toolkit"]) {
     it(`has no circles between ${program}/'s own folders and files`, () => {
       const inside = (file: string) => file.startsWith(`${program}/`);
       const part = (file: string) => file.split("/").slice(0, 2).join("/");
@@ -105,6 +105,23 @@ describe("src/ layering", () => {
     });
   }
 
+  // One level down, a folder's own files are one node: runtime/*.ts may import runtime/queue/ only if
+  // runtime/queue/ imports nothing of runtime/*.ts (what the modes share lives in runtime/config/).
+  it("has no circles between the folders one level down, a folder's own files counted as one", () => {
+    const folder = (file: string) => dirname(file).split("/").slice(0, 2).join("/");
+    const graph = new Map<string, Set<string>>();
+    for (const { from, to } of edges) {
+      const [a, b] = [folder(from), folder(to)];
+      // src/*.ts are the ground floor's files and the entry: the test above checks them one by one.
+      if (a === b || a === "." || b === ".") continue;
+      if (!graph.has(a)) graph.set(a, new Set());
+      graph.get(a)!.add(b);
+    }
+    expect(graph.has("runtime")).toBe(true);
+    expect(graph.get("runtime")).toContain("runtime/queue");
+    expect(circles(graph)).toEqual([]);
+  });
+
   it("keeps the local platform's state below its routes", () => {
     const state = edges.filter(
       (e) => e.from.startsWith("platform/state/") && !e.to.startsWith("platform/state/"),
@@ -114,7 +131,7 @@ describe("src/ layering", () => {
 
   // Each floor imports only its own floor and those below: ground < app < programs < the package's entries.
   const GROUND = [
-    "errors.ts",
+    "flash-error.ts",
     "version.ts",
     "lifecycle.ts",
     "tick-shapes.ts",
@@ -131,7 +148,7 @@ describe("src/ layering", () => {
     const top = unit(file);
     if (GROUND.includes(top)) return 0;
     if (top === "app/") return 1;
-    if (["project/", "client/", "runtime/", "platform/", "cli/"].includes(top)) return 2;
+    if (["project/", "client/", "runtime/", "platform/", "toolkit/", "cli/"].includes(top)) return 2;
     return 3; // index.ts, testing/: the published entries
   };
 
@@ -144,6 +161,7 @@ describe("src/ layering", () => {
       "client/",
       "runtime/",
       "platform/",
+      "toolkit/",
       "cli/",
       "index.ts",
       "testing/",
@@ -158,7 +176,7 @@ describe("src/ layering", () => {
 
   it("keeps the SDK (client/) apart from the toolkit, the worker and the platform", () => {
     const crossings = edges.filter(
-      (e) => e.from.startsWith("client/") && /^(cli|runtime|platform|app)\//.test(e.to),
+      (e) => e.from.startsWith("client/") && /^(cli|toolkit|runtime|platform|app)\//.test(e.to),
     );
     expect(crossings.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
   });
@@ -166,8 +184,8 @@ describe("src/ layering", () => {
   it("keeps the platform from importing the worker or the toolkit, and the worker from importing the toolkit", () => {
     const crossings = edges.filter(
       (e) =>
-        (e.from.startsWith("platform/") && /^(runtime|cli)\//.test(e.to)) ||
-        (e.from.startsWith("runtime/") && e.to.startsWith("cli/")),
+        (e.from.startsWith("platform/") && /^(runtime|cli|toolkit)\//.test(e.to)) ||
+        (e.from.startsWith("runtime/") && /^(cli|toolkit)\//.test(e.to)),
     );
     expect(crossings.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
   });
@@ -186,6 +204,20 @@ describe("src/ layering", () => {
     expect(commands.size).toBeGreaterThanOrEqual(7);
     const crossings = edges.filter((e) => commands.has(e.to) && e.from !== "cli/commands.ts");
     expect(crossings).toEqual([]);
+  });
+
+  it("keeps cli/ to commands: one file per command, beside main.ts, commands.ts and options.ts", () => {
+    const main = readFileSync(join(SRC, "cli/commands.ts"), "utf8");
+    const commands = [...main.matchAll(/import\("\.\/([\w-]+)\.js"\)/g)].map((m) => `${m[1]}.ts`);
+    const inCli = readdirSync(join(SRC, "cli"), { withFileTypes: true }).map((d) =>
+      d.isDirectory() ? `${d.name}/` : d.name,
+    );
+    expect(inCli.sort()).toEqual([...commands, "commands.ts", "main.ts", "options.ts"].sort());
+  });
+
+  it("keeps the toolkit's library from importing a command", () => {
+    const upward = edges.filter((e) => e.from.startsWith("toolkit/") && e.to.startsWith("cli/"));
+    expect(upward.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
   });
   it('keeps the pickle codec out of import "flash-worker": only payload/pytypes.ts and values.ts load with index.ts', () => {
     const loaded = staticGraph(["index.ts"]);

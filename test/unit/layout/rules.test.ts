@@ -18,17 +18,17 @@ interface Allowed {
   reason: string;
 }
 
-/** The one list of places allowed to break a rule (docs/design.md §4.4 and src/errors.ts point here). */
+/** The one list of places allowed to break a rule (docs/design.md §4.4 and src/flash-error.ts point here). */
 const ALLOWED: readonly Allowed[] = [
   ...(["throw", "extends", "instanceof", "backoff"] as const).map((rule) => ({
     rule,
     path: "platform/console/page/",
     reason:
-      "the console page runs in the browser: its tsconfig's rootDir (src/platform/console) keeps src/errors.ts and src/http/retry.ts out, one copy of it is loaded, and one tab's reconnects cannot stampede",
+      "the console page runs in the browser: its tsconfig's rootDir (src/platform/console) keeps src/flash-error.ts and src/http/retry.ts out, one copy of it is loaded, and one tab's reconnects cannot stampede",
   })),
   {
     rule: "extends",
-    path: "errors.ts",
+    path: "flash-error.ts",
     line: "abstract class FlashError extends Error",
     reason: "FlashError itself: the base every other error extends",
   },
@@ -60,7 +60,7 @@ const ALLOWED: readonly Allowed[] = [
   },
   {
     rule: "backoff",
-    path: "cli/deploy/mapping.ts",
+    path: "toolkit/deploy/mapping.ts",
     line: "the API takes a power of two",
     reason: "a vCPU count rounded to a power of two for a message, not a wait",
   },

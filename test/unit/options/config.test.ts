@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/options/index.js";
-import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig } from "../../../src/runtime/options.js";
+import { DEFAULT_INIT_TIMEOUT_MS, readWorkerConfig } from "../../../src/runtime/config/options.js";
 
 describe("parseConfig: flag > env > default", () => {
   it("defaults", () => {

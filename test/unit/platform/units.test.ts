@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { endpointIdFor } from "../../../src/app/load.js";
 import { spec as dev } from "../../../src/cli/dev.js";
-import { localPlatform } from "../../../src/cli/local-platform.js";
 import { parseCommandArgs } from "../../../src/cli/options.js";
 import { createLogger } from "../../../src/log/index.js";
 import { ConfigError } from "../../../src/options/index.js";
 import type { Platform } from "../../../src/platform/index.js";
 import { curlCommand } from "../../../src/platform/index.js";
 import { relayLine } from "../../../src/platform/workers/pool.js";
+import { localPlatform } from "../../../src/toolkit/dev/local-platform.js";
 
 function capture() {
   const lines: string[] = [];

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resolveApiUrl } from "../../../src/cli/deploy/connect.js";
 import { ApiKeyError, CredentialsFileError, resolveApiKey } from "../../../src/client/index.js";
 import { credentialsPath, readCredentialsFile, saveApiKey } from "../../../src/project/credentials.js";
 import { writeDeployments } from "../../../src/project/deployments.js";
+import { resolveApiUrl } from "../../../src/toolkit/rest/connect.js";
 import { captureLog } from "../../client/servers.js";
 
 let home: string;
@@ -141,7 +141,7 @@ describe("the interface document's errors", () => {
   });
 });
 
-describe("which API the lifecycle commands call (src/cli/deploy/connect.ts)", () => {
+describe("which API the lifecycle commands call (src/toolkit/rest/connect.ts)", () => {
   it("--api-url or RUNPOD_API_URL > .flash/deployments.json > flash login --api-url > RunPod's", () => {
     const at = (apiUrl?: string) => resolveApiUrl({ cwd: project, home, ...(apiUrl ? { apiUrl } : {}) }).url;
     expect(at()).toBe("https://api.runpod.io");

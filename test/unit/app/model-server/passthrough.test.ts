@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { server as modelServer } from "../../../../src/app/model-server/declare.js";
 import { ServerHttpError } from "../../../../src/app/model-server/errors.js";
-import { openaiPassthrough } from "../../../../src/app/model-server/openai.js";
+import { openaiPassthrough } from "../../../../src/app/model-server/passthrough.js";
 import { describeHandlerError, encodeHandlerError } from "../../../../src/job/errors.js";
 
 let http: Server | undefined;

@@ -2,7 +2,7 @@
 // never reaches a worker counts a retry each time and ends FAILED; the memory budget refuses a job while
 // unfinished jobs fill it, forgets finished jobs oldest first to make room, and never refuses a result.
 import { afterEach, describe, expect, it } from "vitest";
-import { isFlashError } from "../../../../src/errors.js";
+import { isFlashError } from "../../../../src/flash-error.js";
 import { createLogger } from "../../../../src/log/index.js";
 import { ENDPOINT_DEFAULTS, type EndpointState } from "../../../../src/platform/state/endpoint.js";
 import { DEFAULT_RETENTION, type JobRecord } from "../../../../src/platform/state/jobs.js";

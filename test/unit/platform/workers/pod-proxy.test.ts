@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { proxyUrl } from "../../../../src/cli/deploy/pod.js";
 import { PodProxy, type ProxiedPod } from "../../../../src/platform/workers/pod-proxy.js";
+import { proxyUrl } from "../../../../src/toolkit/deploy/pod.js";
 
 const POD_ID = "pod1abc";
 let upstream: Server;

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RetryPolicy } from "../../../../src/http/retry.js";
 import { createLogger, type LogLevel } from "../../../../src/log/index.js";
-import { readWorkerConfig } from "../../../../src/runtime/options.js";
+import { readWorkerConfig } from "../../../../src/runtime/config/options.js";
 import {
   DeliveryError,
   PlatformHttpError,

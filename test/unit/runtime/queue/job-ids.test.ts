@@ -3,7 +3,7 @@
 // is logged and dropped; any other id, however odd, runs and its result reaches its own URL.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../../../src/log/index.js";
-import { readWorkerConfig } from "../../../../src/runtime/options.js";
+import { readWorkerConfig } from "../../../../src/runtime/config/options.js";
 import { HttpPlatformClient } from "../../../../src/runtime/queue/http-client.js";
 import { JOB_ID_MAX_CHARS, refusedJobId } from "../../../../src/runtime/queue/job-ids.js";
 import { doneFor, type RunningWorker, startWorker } from "../../../conformance/harness.js";

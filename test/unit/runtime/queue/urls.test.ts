@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProtocolConfig } from "../../../../src/runtime/options.js";
+import type { ProtocolConfig } from "../../../../src/runtime/config/options.js";
 import { appendQuery, platformUrls } from "../../../../src/runtime/queue/urls.js";
 
 const platform = (over: Partial<ProtocolConfig> = {}): ProtocolConfig => ({

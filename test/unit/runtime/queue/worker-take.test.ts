@@ -1,11 +1,11 @@
 // QueueWorker's take loop, shutdown and log lines: what is taken when, the lines of the runpod-python format, a
 // second shutdown, fail(), the concurrency modifier, rejected items, and the job span's worker id.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isFlashError } from "../../../../src/errors.js";
+import { isFlashError } from "../../../../src/flash-error.js";
 import { defineHandler } from "../../../../src/job/definition.js";
 import type { RawJob } from "../../../../src/job/types.js";
 import { createLogger } from "../../../../src/log/index.js";
-import { readWorkerConfig } from "../../../../src/runtime/options.js";
+import { readWorkerConfig } from "../../../../src/runtime/config/options.js";
 import type { PlatformClient, SerializedResult, TakeResult } from "../../../../src/runtime/queue/client.js";
 import { HttpPlatformClient } from "../../../../src/runtime/queue/http-client.js";
 import { platformUrls } from "../../../../src/runtime/queue/urls.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { defineHandler, type HandlerOptions } from "../../../../src/job/definition.js";
 import type { HandlerFn, JobResult, RawJob } from "../../../../src/job/types.js";
 import { createLogger } from "../../../../src/log/index.js";
-import { readWorkerConfig } from "../../../../src/runtime/options.js";
+import { readWorkerConfig } from "../../../../src/runtime/config/options.js";
 import {
   type PlatformClient,
   PlatformHttpError,

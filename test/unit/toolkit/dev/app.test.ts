@@ -1,8 +1,8 @@
 // What flash dev learns from loading an app file: a model server's start timeout becomes its workers' start limit.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { describeApp } from "../../../src/cli/dev-app.js";
-import { ROOT } from "../../process.js";
+import { describeApp } from "../../../../src/toolkit/dev/app.js";
+import { ROOT } from "../../../process.js";
 
 describe("describeApp", () => {
   it("gives a model server's start timeout, plus a minute for the worker's own start, as the start limit", async () => {

@@ -1,10 +1,15 @@
-// What `flash dev` watches besides the module graph (src/cli/dev-watch.ts): the files a model server's command
+// What `flash dev` watches besides the module graph (src/toolkit/dev/watch.ts): the files a model server's command
 // names, and `--watch` paths and globs (issue 44, item 9). The restarts themselves: test/platform/dev.e2e.test.ts.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MAX_WATCH_PATTERNS, serverFiles, watchPattern, watchPatterns } from "../../../src/cli/dev-watch.js";
+import {
+  MAX_WATCH_PATTERNS,
+  serverFiles,
+  watchPattern,
+  watchPatterns,
+} from "../../../../src/toolkit/dev/watch.js";
 
 const root = mkdtempSync(join(tmpdir(), "flash-dev-watch-"));
 mkdirSync(join(root, "app"));
