@@ -74,4 +74,25 @@ describe("flash run: which test input, checked before the model server starts", 
     expect(stdout).toBe('{"output":{"from":"queue"}}');
     expect(stderr).toContain(`Test input: ${join(dir, "queue/test_input.json")}`);
   }, 60_000);
+
+  it("a test_input.json that is a folder, or over the platform's 20 MB /runsync limit, is refused in one line", async () => {
+    const dir = join(project, "hostile");
+    mkdirSync(join(dir, "test_input.json"), { recursive: true });
+    writeFileSync(
+      join(dir, "handler.ts"),
+      'import { handler } from "flash-worker";\nexport default handler((job) => job.input);\n',
+    );
+    const folder = await flashRun(["run", "handler.ts"], {}, dir);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`Test input ${join(dir, "test_input.json")} is not a file`);
+    expect(folder.stderr).not.toContain("EISDIR");
+
+    rmSync(join(dir, "test_input.json"), { recursive: true });
+    writeFileSync(join(dir, "test_input.json"), `{"input": "${"x".repeat(21 * 1024 * 1024)}"}`);
+    const big = await flashRun(["run", "handler.ts"], {}, dir);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toContain(
+      `Test input from ${join(dir, "test_input.json")} is 21.0 MB; a job's input is at most 20.0 MB (the platform's /runsync limit)`,
+    );
+  }, 60_000);
 });

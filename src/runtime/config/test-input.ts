@@ -1,7 +1,10 @@
 // `flash run`'s test input: found and parsed before any model server starts, so a wrong file costs no load.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { WorkerConfig } from "./options.js";
+
+/** The most a test input may hold: the platform's /runsync body limit, so what runs here would be accepted there. */
+export const TEST_INPUT_LIMIT_BYTES = 20 * 1024 * 1024;
 
 /** The test input as parsed, and where it came from (`--test_input` or a file's path). */
 export interface TestInput {
@@ -31,11 +34,20 @@ export function readTestInput(config: WorkerConfig): TestInput | { missing: stri
     const found = candidates.find((path) => existsSync(path));
     if (!found) return { missing: candidates };
     source = found;
+    const stat = statSync(found);
+    if (!stat.isFile()) return `Test input ${found} is not a file`;
+    if (stat.size > TEST_INPUT_LIMIT_BYTES) return tooBig(found, stat.size);
     text = readFileSync(found, "utf8");
   }
+  if (Buffer.byteLength(text) > TEST_INPUT_LIMIT_BYTES) return tooBig(source, Buffer.byteLength(text));
   try {
     return { parsed: JSON.parse(text) as unknown, source };
   } catch (err) {
     return `Test input from ${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`;
   }
+}
+
+function tooBig(source: string, bytes: number): string {
+  const mb = (n: number) => (n / (1024 * 1024)).toFixed(1);
+  return `Test input from ${source} is ${mb(bytes)} MB; a job's input is at most ${mb(TEST_INPUT_LIMIT_BYTES)} MB (the platform's /runsync limit)`;
 }
