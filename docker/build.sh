@@ -241,6 +241,16 @@ build_image Dockerfile.gpu localhost/flash-worker:cuda "${gpu_args[@]}"
 step_done "flash-worker:cuda"
 bh tag localhost/flash-worker:cpu "localhost/flash-worker:${version}-cpu"
 bh tag localhost/flash-worker:cuda "localhost/flash-worker:${version}-cuda"
+# The heavier CUDA flavors differ from :cuda only in nvidia/cuda's tag (BASE), which the stand-in replaces: built
+# from the real bases only (`flash image base --cuda --flavor runtime|cudnn --standin` builds one on the stand-in).
+if [[ $real_bases == yes ]]; then
+  for flavor in runtime:runtime cudnn:cudnn-runtime; do
+    step "build flash-worker:cuda-${flavor%%:*} (Dockerfile.gpu, nvidia/cuda ${flavor#*:})"
+    build_image Dockerfile.gpu "localhost/flash-worker:cuda-${flavor%%:*}" --build-arg "CUDA_FLAVOR=${flavor#*:}"
+    step_done "flash-worker:cuda-${flavor%%:*}"
+    bh tag "localhost/flash-worker:cuda-${flavor%%:*}" "localhost/flash-worker:${version}-cuda-${flavor%%:*}"
+  done
+fi
 
 # --- smoke tests: user images built FROM the base images, as users build them, run through the image's own
 # ENTRYPOINT + CMD with `buildah run` (chroot isolation; podman run does not work here).

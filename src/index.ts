@@ -39,7 +39,12 @@ export {
   type OpenAIJobInput,
   openaiCompatible,
 } from "./app/openai.js";
-export { EndpointConfigError, type EndpointOptions, type NodeVersion } from "./app/settings.js";
+export {
+  type CudaFlavor,
+  EndpointConfigError,
+  type EndpointOptions,
+  type NodeVersion,
+} from "./app/settings.js";
 export type { RouteSocket, SocketFn } from "./app/sockets.js";
 export { type ErrorCode, FlashError, isFlashError } from "./flash-error.js";
 export type { ConcurrencyModifier, HandlerDefinition, HandlerOptions } from "./job/definition.js";

@@ -18,6 +18,14 @@ export const SUPPORTED_NODE_VERSIONS = ["20", "22", "24"] as const;
 export type NodeVersion = (typeof SUPPORTED_NODE_VERSIONS)[number];
 export const DEFAULT_NODE_VERSION: NodeVersion = "24";
 
+/**
+ * The CUDA image a GPU endpoint's generated image is built on: `base` (flash-worker:cuda, libcudart only; enough for
+ * the runtime and flash-worker/gpu, which use the host driver), `runtime` (:cuda-runtime, adds cuBLAS, cuFFT, NCCL
+ * and the other CUDA libraries) or `cudnn` (:cuda-cudnn, adds cuDNN 9 on top).
+ */
+export const CUDA_FLAVORS = ["base", "runtime", "cudnn"] as const;
+export type CudaFlavor = (typeof CUDA_FLAVORS)[number];
+
 /** What `new Endpoint({...})` takes (the interface document's "Toolkit endpoint configuration"). */
 export interface EndpointOptions {
   /** Endpoint name, unique per app; required once routes are declared. */
@@ -44,6 +52,8 @@ export interface EndpointOptions {
   flashboot?: boolean | "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
   /** Lowest CUDA version of the host (`major.minor`, e.g. "12.1"); GPU endpoints only. */
   minCudaVersion?: string;
+  /** The CUDA libraries `flash deploy`'s image carries (one of CUDA_FLAVORS, default "base"); GPU endpoints only. */
+  cudaFlavor?: CudaFlavor;
   /** Environment variables of the deployed workers. */
   env?: Readonly<Record<string, string>>;
   /**
@@ -69,6 +79,7 @@ export interface EndpointSettings {
   idleTimeout?: number;
   flashboot?: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
   minCudaVersion?: string;
+  cudaFlavor?: CudaFlavor;
   env?: Readonly<Record<string, string>>;
   server?: ModelServer;
 }
@@ -86,6 +97,7 @@ const OPTION_NAMES = [
   "idleTimeout",
   "flashboot",
   "minCudaVersion",
+  "cudaFlavor",
   "env",
   "server",
 ] as const;
@@ -143,6 +155,10 @@ export function parseEndpointOptions(options: EndpointOptions): EndpointSettings
     if (settings.cpu)
       throw new EndpointConfigError("minCudaVersion applies to GPU endpoints only, not cpu ones");
     settings.minCudaVersion = parseCudaVersion(options.minCudaVersion);
+  }
+  if (options.cudaFlavor !== undefined) {
+    if (settings.cpu) throw new EndpointConfigError("cudaFlavor applies to GPU endpoints only, not cpu ones");
+    settings.cudaFlavor = parseCudaFlavor(options.cudaFlavor);
   }
   if (options.env !== undefined) settings.env = parseEnv(options.env);
   return settings;
@@ -296,6 +312,15 @@ function parseCudaVersion(value: unknown): string {
     throw new EndpointConfigError(`minCudaVersion must be "major.minor" such as "12.1", got ${show(value)}`);
   }
   return value;
+}
+
+function parseCudaFlavor(value: unknown): CudaFlavor {
+  if (!(CUDA_FLAVORS as readonly unknown[]).includes(value)) {
+    throw new EndpointConfigError(
+      `cudaFlavor must be one of ${CUDA_FLAVORS.map((f) => `"${f}"`).join(", ")}, got ${show(value)}`,
+    );
+  }
+  return value as CudaFlavor;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { CUDA_FLAVORS, type CudaFlavor } from "../app/settings.js";
 import { configEnvFlags, envNames } from "../containers/credentials.js";
 import { CONTAINER_OPTIONS, containerToolOptions } from "../containers/options.js";
 import {
@@ -20,11 +21,13 @@ import { containerEntry } from "../platform/workers/terminate.js";
 import {
   baseHint,
   buildRuntimeImage,
+  cudaKind,
   fromOf,
   ImageError,
   imageExists,
   PACKAGE_ROOT,
   RUNTIME_IMAGES,
+  type RuntimeKind,
   runtimeDockerfile,
   STANDIN_IMAGE,
 } from "../toolkit/image/build.js";
@@ -33,7 +36,7 @@ import type { CommandSpec } from "./options.js";
 
 export const spec = {
   name: "image",
-  args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--standin]",
+  args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--flavor F] [--standin]",
   summary: "docker build / docker run with buildah (or podman, docker): ENTRYPOINT, CMD and signals kept",
   // Help only: each subcommand reads its own flags as docker's CLI does (node:util's parseArgs, -e repeated).
   options: {
@@ -53,6 +56,12 @@ export const spec = {
     cpu: toggle(["--cpu"], "base: build flash-worker:cpu only (default: both)"),
     cuda: toggle(["--cuda"], "base: build flash-worker:cuda only"),
     all: toggle(["--all"], "base: build both (the default)"),
+    flavor: {
+      flags: ["--flavor"],
+      parse: text,
+      value: "F",
+      help: "base: the CUDA flavor: base (flash-worker:cuda, the default), runtime (:cuda-runtime) or cudnn (:cuda-cudnn)",
+    },
     standin: toggle(
       ["--standin"],
       "base: on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
@@ -63,7 +72,7 @@ export const spec = {
 const USAGE = [
   "usage: flash image build [-t TAG] [-f Dockerfile] [DIR]",
   "       flash image run [-e KEY=VALUE | -e KEY]... IMAGE [ARG...]",
-  "       flash image base [--cpu | --cuda | --all] [--standin]",
+  "       flash image base [--cpu | --cuda | --all] [--flavor base|runtime|cudnn] [--standin]",
   "",
   "  build  as docker build: buildah bud --format docker --isolation chroot (podman/docker build elsewhere)",
   "  run    as docker run: the image's ENTRYPOINT with ARGs or its CMD, on this machine's network; Ctrl-C and",
@@ -71,7 +80,9 @@ const USAGE = [
   "  base   builds the runtime images flash-worker:cpu and flash-worker:cuda (FROM in your Dockerfile) from this",
   "         package's Dockerfile.cpu/.gpu into the local storage; on node:24-bookworm-slim from Docker Hub, or",
   "         FLASH_NODE_BASE_IMAGE, or with --standin on a Debian bookworm rootfs (debootstrap, cached in",
-  "         FLASH_IMAGE_CACHE) plus this machine's node and npm, for hosts without Docker Hub (needs buildah, root)",
+  "         FLASH_IMAGE_CACHE) plus this machine's node and npm, for hosts without Docker Hub (needs buildah, root);",
+  "         --flavor picks the CUDA image: base (flash-worker:cuda, nvidia/cuda's base: the host driver does the",
+  "         rest), runtime (flash-worker:cuda-runtime: cuBLAS, cuFFT, NCCL...) or cudnn (flash-worker:cuda-cudnn)",
   "",
   "build passes this machine's npm registry, CA and proxy as the build secret npmrc:",
   "  RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --omit=dev",
@@ -155,15 +166,21 @@ async function base(args: string[]): Promise<number> {
       cuda: { type: "boolean" },
       all: { type: "boolean" },
       standin: { type: "boolean" },
+      flavor: { type: "string" },
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected ${positionals.join(" ")}`);
-  const kinds: ("cpu" | "cuda")[] =
+  const flavor = values.flavor ?? "base";
+  if (!(CUDA_FLAVORS as readonly string[]).includes(flavor)) {
+    throw new UsageError(`--flavor ${flavor}: expected one of ${CUDA_FLAVORS.join(", ")}`);
+  }
+  const cuda = cudaKind(flavor as CudaFlavor);
+  const kinds: RuntimeKind[] =
     values.cpu && !values.cuda && !values.all
       ? ["cpu"]
       : values.cuda && !values.cpu && !values.all
-        ? ["cuda"]
-        : ["cpu", "cuda"];
+        ? [cuda]
+        : ["cpu", cuda];
   const containers = readOptions(CONTAINER_OPTIONS, []).values;
   const t = findContainerTool(containerToolOptions(containers));
   const show = (line: string) => process.stdout.write(`${line}\n`);

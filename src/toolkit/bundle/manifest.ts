@@ -4,7 +4,7 @@ import { declarationOf, type EndpointHandlerDefinition } from "../../app/endpoin
 import { endpointIdFor, endpointSlug, loadApp } from "../../app/load.js";
 import { isOpenAICompatible } from "../../app/openai.js";
 import { type App, registry } from "../../app/registry.js";
-import type { NodeVersion } from "../../app/settings.js";
+import type { CudaFlavor, NodeVersion } from "../../app/settings.js";
 import { isFlashError } from "../../flash-error.js";
 import { BuildError } from "./errors.js";
 
@@ -34,6 +34,8 @@ export interface ManifestEndpoint {
   idleTimeout?: number;
   flashboot?: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
   minCudaVersion?: string;
+  /** The CUDA image flavor the Endpoint asks for; absent means base. */
+  cudaFlavor?: CudaFlavor;
   env?: Record<string, string>;
 }
 
@@ -137,6 +139,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     ...(settings?.idleTimeout ? { idleTimeout: settings.idleTimeout } : {}),
     ...(settings?.flashboot ? { flashboot: settings.flashboot } : {}),
     ...(settings?.minCudaVersion ? { minCudaVersion: settings.minCudaVersion } : {}),
+    cudaFlavor: settings?.cudaFlavor,
     ...(settings?.env ? { env: { ...settings.env } } : {}),
   };
 }

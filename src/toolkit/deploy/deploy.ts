@@ -19,6 +19,7 @@ import {
   WORKER_PLATFORM,
 } from "../bundle/index.js";
 import {
+  appRuntimeKind,
   type BuiltImage,
   buildAndPush,
   checkImageName,
@@ -244,11 +245,11 @@ export async function buildApp(options: ImageOptions): Promise<BuildResult> {
   return built;
 }
 
-/** Builds the app's image on its artifact (CPU base when every endpoint runs on CPUs) and pushes it. */
+/** Builds the app's image on its artifact (the runtime image appRuntimeKind picks: cpu, or a CUDA flavor) and pushes it. */
 export async function pushAppImage(options: ImageOptions, built: BuildResult): Promise<BuiltImage> {
   const { manifest } = built;
   const tool = findContainerTool(options.containers);
-  const kind = manifest.endpoints.every((e) => e.cpu) ? "cpu" : "cuda";
+  const kind = appRuntimeKind(manifest.endpoints);
   const image = await buildAndPush({
     tool,
     root: options.root,

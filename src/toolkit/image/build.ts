@@ -17,6 +17,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { fileURLToPath } from "node:url";
 import ignore from "ignore";
 import { extract } from "tar";
+import type { CudaFlavor } from "../../app/settings.js";
 import {
   type ContainerTool,
   isContainerToolError,
@@ -29,14 +30,48 @@ import { checkArtifact, sourceDateEpoch } from "../bundle/archive.js";
 import { credentialDockerignore, credentialRules } from "../bundle/credentials.js";
 import { INSTALL_DIR } from "../bundle/dependencies.js";
 import { collectFiles, readLink } from "../bundle/files.js";
-import { MANIFEST_NAME } from "../bundle/manifest.js";
+import { MANIFEST_NAME, type ManifestEndpoint } from "../bundle/manifest.js";
 import { NPMRC_SECRET, npmrcSecret } from "./npmrc.js";
 
-/** The runtime images, as the Dockerfiles and docker/build.sh name them. */
+/** The runtime images, as the Dockerfiles and docker/build.sh name them; :cuda is the CUDA `base` flavor. */
 export const RUNTIME_IMAGES = {
   cpu: "localhost/flash-worker:cpu",
   cuda: "localhost/flash-worker:cuda",
+  "cuda-runtime": "localhost/flash-worker:cuda-runtime",
+  "cuda-cudnn": "localhost/flash-worker:cuda-cudnn",
 } as const;
+/** One of the runtime images: the CPU one or a CUDA flavor. */
+export type RuntimeKind = keyof typeof RUNTIME_IMAGES;
+
+/** Each CUDA flavor's runtime image and the nvidia/cuda tag flavor Dockerfile.gpu's CUDA_FLAVOR takes. */
+const CUDA_KINDS = {
+  base: { kind: "cuda", nvidia: "base" },
+  runtime: { kind: "cuda-runtime", nvidia: "runtime" },
+  cudnn: { kind: "cuda-cudnn", nvidia: "cudnn-runtime" },
+} as const satisfies Record<CudaFlavor, { kind: RuntimeKind; nvidia: string }>;
+
+/** The runtime image for a CUDA flavor: flash-worker:cuda (base), :cuda-runtime or :cuda-cudnn. */
+export function cudaKind(flavor: CudaFlavor = "base"): RuntimeKind {
+  return CUDA_KINDS[flavor].kind;
+}
+
+/**
+ * The runtime image an app's generated image is built on (one image serves every endpoint): cpu when every endpoint
+ * runs on CPUs, else the heaviest CUDA flavor any endpoint asks for (base < runtime < cudnn).
+ */
+export function appRuntimeKind(
+  endpoints: readonly Pick<ManifestEndpoint, "cpu" | "cudaFlavor">[],
+): RuntimeKind {
+  if (endpoints.every((e) => e.cpu)) return "cpu";
+  const order = Object.keys(CUDA_KINDS) as CudaFlavor[];
+  const heaviest = Math.max(...endpoints.map((e) => order.indexOf(e.cudaFlavor ?? "base")));
+  return cudaKind(order[heaviest]);
+}
+
+/** The nvidia/cuda flavor under a CUDA runtime image (Dockerfile.gpu's CUDA_FLAVOR); undefined for cpu. */
+export function nvidiaFlavor(kind: RuntimeKind): string | undefined {
+  return Object.values(CUDA_KINDS).find((c) => c.kind === kind)?.nvidia;
+}
 /** The flash-worker package running this command: its Dockerfile.cpu/.gpu build the runtime images. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -60,7 +95,7 @@ export interface ImageOptions {
   image: string;
   /** The entry file the generated image runs by default. */
   entry: string;
-  kind: "cpu" | "cuda";
+  kind: RuntimeKind;
   /** FROM this instead of the runtime image. */
   baseImage?: string;
   /** Node base for building the runtime image here (its Dockerfiles' BASE build argument). */
@@ -408,7 +443,8 @@ async function ensureRuntimeImage(
   } catch {
     // Not published anywhere reachable: built below.
   }
-  const kind = image.endsWith(":cuda") ? "cuda" : "cpu";
+  const kind =
+    (Object.keys(RUNTIME_IMAGES) as RuntimeKind[]).find((k) => RUNTIME_IMAGES[k] === image) ?? "cpu";
   log.info(
     `The runtime image ${image} is in neither local storage nor a reachable registry: building it first from ${runtimeDockerfile(kind)}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
   );
@@ -421,20 +457,20 @@ async function ensureRuntimeImage(
 }
 
 /** The package's Dockerfile for a runtime image. */
-export function runtimeDockerfile(kind: "cpu" | "cuda"): string {
-  return join(PACKAGE_ROOT, kind === "cuda" ? "Dockerfile.gpu" : "Dockerfile.cpu");
+export function runtimeDockerfile(kind: RuntimeKind): string {
+  return join(PACKAGE_ROOT, kind === "cpu" ? "Dockerfile.cpu" : "Dockerfile.gpu");
 }
 
 export interface RuntimeBuild {
   tool: ContainerTool;
-  kind: "cpu" | "cuda";
+  kind: RuntimeKind;
   /** The Dockerfiles' BASE (and NODE_IMAGE for the GPU image); default node:24-bookworm-slim from Docker Hub. */
   nodeBaseImage?: string;
   show: (line: string) => void;
 }
 
 /**
- * Builds flash-worker:cpu or :cuda from this package's Dockerfile, with the package folder as the context:
+ * Builds flash-worker:cpu or a CUDA flavor (:cuda, :cuda-runtime, :cuda-cudnn) from this package's Dockerfile, with the package folder as the context:
  * it reads dist/ and docker/ there and writes nothing (the GPU/CPU Dockerfiles need no `npm run build`).
  */
 export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
@@ -450,12 +486,14 @@ export async function buildRuntimeImage(build: RuntimeBuild): Promise<string> {
   // npm in the build trusts what npm here trusts (a proxy's CA), as a build secret that stays out of the image.
   const ca = npmCaFile();
   if (ca) args.push("--secret", `id=npm_ca,src=${ca}`);
+  const flavor = nvidiaFlavor(kind);
+  if (flavor) args.push("--build-arg", `CUDA_FLAVOR=${flavor}`);
   if (nodeBaseImage) {
     args.push("--build-arg", `BASE=${nodeBaseImage}`);
-    if (kind === "cuda") args.push("--build-arg", `NODE_IMAGE=${nodeBaseImage}`);
+    if (flavor) args.push("--build-arg", `NODE_IMAGE=${nodeBaseImage}`);
   }
   // The GPU image's node stage: buildah 1.28 leaves its container (`<node image>-working-container`) on success.
-  const stage = kind === "cuda" ? stageContainer(nodeBaseImage ?? "node:24-bookworm-slim") : undefined;
+  const stage = flavor ? stageContainer(nodeBaseImage ?? "node:24-bookworm-slim") : undefined;
   try {
     await bud(tool, [...args, "-f", dockerfile, "-t", image, PACKAGE_ROOT], build.show, stage);
   } catch (err) {

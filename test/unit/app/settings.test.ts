@@ -164,7 +164,7 @@ describe("Endpoint configuration (interface document: Toolkit endpoint configura
   });
 });
 
-describe("deploy settings: idleTimeout, flashboot, minCudaVersion, env", () => {
+describe("deploy settings: idleTimeout, flashboot, minCudaVersion, cudaFlavor, env", () => {
   it("are checked and normalised, each with a message naming it", () => {
     expect(
       parseEndpointOptions({
@@ -188,6 +188,14 @@ describe("deploy settings: idleTimeout, flashboot, minCudaVersion, env", () => {
     );
     expect(() => parseEndpointOptions({ cpu: "cpu5c-4-8", minCudaVersion: "12.1" })).toThrow(
       "minCudaVersion applies to GPU endpoints only, not cpu ones",
+    );
+    expect(parseEndpointOptions({ cudaFlavor: "cudnn" }).cudaFlavor).toBe("cudnn");
+    expect(parseEndpointOptions({}).cudaFlavor).toBeUndefined();
+    expect(() => parseEndpointOptions({ cudaFlavor: "devel" as "base" })).toThrow(
+      'cudaFlavor must be one of "base", "runtime", "cudnn", got devel',
+    );
+    expect(() => parseEndpointOptions({ cpu: "cpu5c-4-8", cudaFlavor: "runtime" })).toThrow(
+      "cudaFlavor applies to GPU endpoints only, not cpu ones",
     );
     expect(() => parseEndpointOptions({ env: { "BAD-NAME": "x" } })).toThrow(
       "env: invalid variable name BAD-NAME",
