@@ -123,12 +123,13 @@ export interface RemoteOptions {
  * Registers a function (or, for class mode, a class) that Python's remote-function toolkit calls by
  * name: its cloudpickle arguments are decoded, and the return value is sent back as cloudpickle.
  * Jobs whose input is not a FunctionRequest still go to the handler registered with handler(), if any.
+ * Returns `target`, its type carrying `name` for a typed client.
  */
-export function remote(
-  name: string,
-  target: RemoteFunction | RemoteClass,
+export function remote<N extends string, T extends RemoteFunction | RemoteClass>(
+  name: N,
+  target: T,
   options: RemoteOptions = {},
-): void {
+): T & { readonly "~remote"?: { readonly name: N } } {
   if (typeof name !== "string" || name.length === 0)
     throw new ArgumentError("remote(name, fn): name must be a non-empty string");
   if (typeof target !== "function")
@@ -142,6 +143,8 @@ export function remote(
   declaredTypes(name, entry);
   reg.remotes.set(name, entry);
   scheduleAutoStart();
+  // Returned so a module can export it: `endpoint<typeof app>` of flash-worker/client reads its name and types.
+  return target;
 }
 
 /**

@@ -53,6 +53,15 @@ export interface RouteOptions {
   body?: StandardSchemaV1;
 }
 
+/**
+ * What a route method returns: the route's function, and (in its type only: no such property exists) its
+ * method, path, the arguments a caller sends and the answer, which `endpoint<typeof app>` of
+ * flash-worker/client reads from the exported route.
+ */
+export type DeclaredRoute<M extends string, P extends string, In, A, R> = RouteFn<A, R> & {
+  readonly "~route"?: { readonly method: M; readonly path: P; readonly input: In; readonly answer: R };
+};
+
 export interface RouteDefinition {
   readonly method: HttpMethod;
   /** As fastify matches it (`{name}` written as `:name`). */
@@ -209,18 +218,18 @@ export class Endpoint {
   }
 
   /** Declares a route; returns `fn` so it can still be called or tested directly. */
-  route<S extends StandardSchemaV1, R = unknown>(
-    method: string,
-    path: string,
+  route<M extends string, P extends string, S extends StandardSchemaV1, R = unknown>(
+    method: M,
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  route<A = RouteArgs, R = unknown>(
-    method: string,
-    path: string,
+  ): DeclaredRoute<Uppercase<M>, P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  route<M extends string, P extends string, A = RouteArgs, R = unknown>(
+    method: M,
+    path: P,
     fn: RouteFn<A, R>,
     options?: RouteOptions,
-  ): RouteFn<A, R>;
+  ): DeclaredRoute<Uppercase<M>, P, A, A, R>;
   route<A = RouteArgs, R = unknown>(
     method: string,
     path: string,
@@ -252,49 +261,69 @@ export class Endpoint {
     return fn;
   }
 
-  get<S extends StandardSchemaV1, R = unknown>(
-    path: string,
+  get<P extends string, S extends StandardSchemaV1, R = unknown>(
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  get<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
-  get<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+  ): DeclaredRoute<"GET", P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  get<P extends string, A = RouteArgs, R = unknown>(
+    path: P,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): DeclaredRoute<"GET", P, A, A, R>;
+  get<P extends string, A, R>(path: P, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("GET", path, fn, options);
   }
-  post<S extends StandardSchemaV1, R = unknown>(
-    path: string,
+  post<P extends string, S extends StandardSchemaV1, R = unknown>(
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  post<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
-  post<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+  ): DeclaredRoute<"POST", P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  post<P extends string, A = RouteArgs, R = unknown>(
+    path: P,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): DeclaredRoute<"POST", P, A, A, R>;
+  post<P extends string, A, R>(path: P, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("POST", path, fn, options);
   }
-  put<S extends StandardSchemaV1, R = unknown>(
-    path: string,
+  put<P extends string, S extends StandardSchemaV1, R = unknown>(
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  put<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
-  put<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+  ): DeclaredRoute<"PUT", P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  put<P extends string, A = RouteArgs, R = unknown>(
+    path: P,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): DeclaredRoute<"PUT", P, A, A, R>;
+  put<P extends string, A, R>(path: P, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("PUT", path, fn, options);
   }
-  delete<S extends StandardSchemaV1, R = unknown>(
-    path: string,
+  delete<P extends string, S extends StandardSchemaV1, R = unknown>(
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  delete<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
-  delete<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+  ): DeclaredRoute<"DELETE", P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  delete<P extends string, A = RouteArgs, R = unknown>(
+    path: P,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): DeclaredRoute<"DELETE", P, A, A, R>;
+  delete<P extends string, A, R>(path: P, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("DELETE", path, fn, options);
   }
-  patch<S extends StandardSchemaV1, R = unknown>(
-    path: string,
+  patch<P extends string, S extends StandardSchemaV1, R = unknown>(
+    path: P,
     fn: RouteFn<StandardSchemaV1.InferOutput<S>, R>,
     options: { body: S },
-  ): RouteFn<StandardSchemaV1.InferOutput<S>, R>;
-  patch<A = RouteArgs, R = unknown>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R>;
-  patch<A, R>(path: string, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
+  ): DeclaredRoute<"PATCH", P, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, R>;
+  patch<P extends string, A = RouteArgs, R = unknown>(
+    path: P,
+    fn: RouteFn<A, R>,
+    options?: RouteOptions,
+  ): DeclaredRoute<"PATCH", P, A, A, R>;
+  patch<P extends string, A, R>(path: P, fn: RouteFn<A, R>, options?: RouteOptions): RouteFn<A, R> {
     return this.route("PATCH", path, fn, options);
   }
 

@@ -12,6 +12,7 @@ import { logLevelFrom } from "../options/index.js";
 import { resolveApiKey } from "../project/credentials.js";
 import { readDeployments } from "../project/deployments.js";
 import { VERSION } from "../version.js";
+import type { ClientOf } from "./contract.js";
 import {
   CircuitOpenError,
   DeserializeError,
@@ -274,6 +275,19 @@ export class EndpointClient {
     const job = await this.status(jobId);
     this.jobLog(job.id).info(`Status: ${job.status}`);
     this.finish(job, options.timeoutMs ?? this.timeoutMs);
+  }
+
+  /**
+   * Calls a function the worker registered with remote(), as Python's toolkit does: the arguments pickled, one
+   * /runsync job, the result unpickled. A function that raised fails the job: JobFailedError with its traceback.
+   */
+  async call<R = unknown>(name: string, ...args: unknown[]): Promise<R> {
+    // The pickle codec is loaded on the first remote call only: most clients never make one.
+    const { serializeArg, deserializeArg } = await import("../payload/base64.js");
+    const input = { function_name: name, args: args.map((a) => serializeArg(a)), kwargs: {} };
+    const job = await this.runsync<typeof input, { success?: boolean; result?: unknown }>(input);
+    const result = job.output?.result;
+    return (result === null || result === undefined ? undefined : deserializeArg(result)) as R;
   }
 
   /** POST /cancel/<job_id>. */
@@ -702,19 +716,30 @@ export class EndpointClient {
   }
 }
 
-/** A client for the endpoint with this id (or these options). */
-export function endpoint(idOrOptions: string | EndpointClientOptions, options: EndpointClientOptions = {}) {
-  return new EndpointClient(typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions);
+/**
+ * A client for the endpoint with this id (or these options); `endpoint<typeof app>(id)`, with
+ * `import type * as app from "./handler.js"`, types its calls by the app (TypedEndpoint).
+ */
+export function endpoint<App = unknown>(
+  idOrOptions: string | EndpointClientOptions,
+  options: EndpointClientOptions = {},
+): ClientOf<App> {
+  const client = new EndpointClient(
+    typeof idOrOptions === "string" ? { ...options, id: idOrOptions } : idOrOptions,
+  );
+  // The typed client is this object seen through the app's types.
+  return client as ClientOf<App>;
 }
 
 /**
  * A client for a Pod's app: by the name `flash deploy --pod` recorded, or by its proxy URL
  * (`https://<pod_id>-<port>.proxy.runpod.net`); a load-balanced app's routes as on an endpoint.
  */
-export function pod(nameOrUrl: string, options: EndpointClientOptions = {}) {
-  return new EndpointClient(
+export function pod<App = unknown>(nameOrUrl: string, options: EndpointClientOptions = {}): ClientOf<App> {
+  const client = new EndpointClient(
     /^https?:\/\//.test(nameOrUrl) ? { ...options, url: nameOrUrl } : { ...options, pod: nameOrUrl },
   );
+  return client as ClientOf<App>;
 }
 
 /** Where a load-balanced endpoint's routes are: `<id>.api.runpod.ai` on RunPod, `/lb/<id>` on the local platform. */

@@ -21,6 +21,7 @@ export {
   type KeyLookup,
   resolveApiKey,
 } from "../project/credentials.js";
+export type { TypedEndpoint } from "./contract.js";
 export {
   EndpointClient,
   type EndpointClientOptions,
