@@ -27,6 +27,23 @@ export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeader
   return out;
 }
 
+/** The lengths of HOP_BY_HOP's names: a raw header name of another length is passed on without lowercasing it. */
+const HOP_LENGTHS = new Set([...HOP_BY_HOP].map((name) => name.length));
+
+/**
+ * forwardHeaders on a message's raw headers (`[name, value, name, value, …]` as they came, case and repeats kept),
+ * the form node:http's request() and writeHead() take as they are: no header object is built on either side.
+ */
+export function forwardRawHeaders(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (HOP_LENGTHS.has(name.length) && HOP_BY_HOP.has(name.toLowerCase())) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  return out;
+}
+
 /** An upgrade request's head as it is sent on to a port on loopback: its own headers, the Host that port's. */
 export function upgradeHead(req: IncomingMessage, path: string, port: number): string {
   const lines = [`${req.method} ${path} HTTP/1.1`];

@@ -6,16 +6,17 @@
 // test/bench/fixtures/gpu-openai-server.py running a model on a GPU. Its knobs: MODEL_SERVER_BENCH_TOKENS (max_tokens
 // of every chat, 16), MODEL_SERVER_BENCH_WINDOW_MS (each wrk window, 3000), MODEL_SERVER_BENCH_STREAMS (first tokens
 // per figure, 100 for it, 300 for the others), MODEL_SERVER_BENCH_CONNECTIONS (wrk's, 32),
-// MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone).
+// MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone),
+// MODEL_SERVER_BENCH_ONLY=proxy (the no-work server's relay rows alone, beside its two ceilings).
 // MODEL_SERVER_BENCH_COMPARE=<another built checkout> times that build's queue passthrough in the same turns.
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { request } from "node:http";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { percentile, startUntil } from "./bench-platform.js";
+import { percentile, startUntil, stopChild } from "./bench-platform.js";
 import type { BenchRow } from "./report.js";
-import { type Figures, fixture, load, median, window } from "./wrk.js";
+import { type CpuOf, type Figures, fixture, load, median, window } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const FLASH = `${ROOT}/dist/cli/main.js`;
@@ -36,6 +37,11 @@ const CHAT = JSON.stringify({
 });
 const GOAL_RATIO = 0.9;
 const GOAL_ADDED_MS = 2;
+/** The relay against the bare pipe proxy: requests/s in every round, and first token added (issue 46, item 4). */
+const GOAL_PIPE_RATIO = 0.95;
+const GOAL_PIPE_ADDED_MS = 0.3;
+/** MODEL_SERVER_BENCH_ONLY=proxy: the no-work server's relay rows alone (no FastAPI, no queue passthrough). */
+const ONLY = process.env.MODEL_SERVER_BENCH_ONLY;
 
 /** Where the benchmark's servers come from: fixtures/model-server-upstream-of.mjs reads UPSTREAM*. */
 interface Upstream {
@@ -167,15 +173,58 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** What a window is aimed at: the server itself, the relay of `flash start`, and the relay's two ceilings. */
+type Target = "direct" | "proxied" | "pipe" | "undici";
+
 interface Throughput {
   ratio: number;
   proxied: Figures[];
   direct: Figures[];
+  /** The ceilings' windows, when measured (the no-work server's run): same rounds, turns rotated. */
+  pipe?: Figures[];
+  undici?: Figures[];
   tokens?: Record<string, number>;
 }
 
-/** wrk windows in turns against the server directly and through the proxy of `flash start`; first tokens too. */
-async function throughput(upstream: Upstream, port: number, withTokens: boolean): Promise<Throughput> {
+/** A ceiling proxy fixture (bare-pipe-proxy.mjs, undici-proxy.mjs) in front of `port`: its child and URL. */
+async function startCeiling(script: string, port: number) {
+  const { child, found } = await startUntil(
+    process.execPath,
+    [fixture(script), String(port)],
+    {},
+    (seen) => /listening on (\d+)/.exec(seen)?.[1],
+  );
+  return { child, url: `http://127.0.0.1:${found}` };
+}
+
+/** Windows of equal length as one: their mean requests/s, CPU per request over all their requests, wrk's top share. */
+function combine(windows: Figures[]): Figures {
+  const rate = windows.reduce((sum, f) => sum + f.requestsPerSecond, 0);
+  return {
+    requestsPerSecond: rate / windows.length,
+    cpuMicrosPerRequest:
+      windows.reduce((sum, f) => sum + f.cpuMicrosPerRequest * f.requestsPerSecond, 0) / rate,
+    generatorCpu: Math.max(...windows.map((f) => f.generatorCpu)),
+  };
+}
+
+/** Round `round`'s order of the targets: rotated each round and reversed every other, so none always goes first. */
+function turns<T>(targets: readonly T[], round: number): T[] {
+  const shift = round % targets.length;
+  const rotated = [...targets.slice(shift), ...targets.slice(0, shift)];
+  return Math.floor(round / targets.length) % 2 ? rotated.reverse() : rotated;
+}
+
+/**
+ * wrk windows in turns against the server directly and through the relay of `flash start`; with `ceilings`, through
+ * a bare node:http pipe proxy and undici's proxying in front of the same server too; first tokens of each.
+ */
+async function throughput(
+  upstream: Upstream,
+  port: number,
+  withTokens: boolean,
+  ceilings = false,
+): Promise<Throughput> {
   const lb = await startUntil(
     process.execPath,
     [FLASH, "start", fixture("model-server-proxy.mjs")],
@@ -189,37 +238,62 @@ async function throughput(upstream: Upstream, port: number, withTokens: boolean)
           }
         : undefined,
   );
-  const direct = `http://127.0.0.1:${port}`;
-  const proxied = `http://127.0.0.1:${lb.found.port}`;
-  const { upstreamGroup } = lb.found;
-  const { script, path, windowMs, timeoutS } = upstream;
-  const runs = { direct: [] as Figures[], proxied: [] as Figures[] };
-  const ratios: number[] = [];
+  const children: ChildProcess[] = [lb.child];
   try {
-    await load(`${direct}${path}`, script, CONNECTIONS, windowMs, timeoutS);
-    await load(`${proxied}${path}`, script, CONNECTIONS, windowMs, timeoutS);
-    for (let pair = 0; pair < PAIRS; pair++) {
-      const order = pair % 2 === 0 ? (["direct", "proxied"] as const) : (["proxied", "direct"] as const);
-      const got: Partial<Record<"direct" | "proxied", Figures>> = {};
-      for (const key of order) {
-        // The CPU counted is the proxy's (flash start) or the server's group, whichever is called.
-        const cpu = key === "direct" ? { group: upstreamGroup } : lb.child.pid!;
-        const base = key === "direct" ? direct : proxied;
-        got[key] = await window(cpu, `${base}${path}`, script, CONNECTIONS, windowMs, timeoutS);
+    const bases: Partial<Record<Target, { url: string; cpu: CpuOf }>> = {
+      direct: { url: `http://127.0.0.1:${port}`, cpu: { group: lb.found.upstreamGroup } },
+      proxied: { url: `http://127.0.0.1:${lb.found.port}`, cpu: lb.child.pid! },
+    };
+    if (ceilings) {
+      for (const [key, script] of [
+        ["pipe", "bare-pipe-proxy.mjs"],
+        ["undici", "undici-proxy.mjs"],
+      ] as const) {
+        const ceiling = await startCeiling(script, port);
+        children.push(ceiling.child);
+        bases[key] = { url: ceiling.url, cpu: ceiling.child.pid! };
       }
-      runs.direct.push(got.direct!);
-      runs.proxied.push(got.proxied!);
-      ratios.push(got.proxied!.requestsPerSecond / got.direct!.requestsPerSecond);
+    }
+    const targets = Object.keys(bases) as Target[];
+    const { script, path, windowMs, timeoutS } = upstream;
+    const runs: Partial<Record<Target, Figures[]>> = {};
+    for (const key of targets) {
+      await load(`${bases[key]!.url}${path}`, script, CONNECTIONS, windowMs, timeoutS);
+      runs[key] = [];
+    }
+    const ratios: number[] = [];
+    // A round is its order there and back (A B C D D C B A), each window half the round's share: the host's other
+    // load, which drifts over seconds, then falls on every target alike.
+    const half = Math.max(1000, windowMs / 2);
+    for (let round = 0; round < PAIRS; round++) {
+      const got: Partial<Record<Target, Figures[]>> = {};
+      const order = turns(targets, round);
+      for (const key of [...order, ...order.reverse()]) {
+        const { url, cpu } = bases[key]!;
+        // The CPU counted is the proxy's (flash start, or the ceiling) or the server's group, whichever is called.
+        const figures = await window(cpu, `${url}${path}`, script, CONNECTIONS, half, timeoutS);
+        got[key] = [...(got[key] ?? []), figures];
+      }
+      for (const key of targets) runs[key]!.push(combine(got[key]!));
+      ratios.push(runs.proxied!.at(-1)!.requestsPerSecond / runs.direct!.at(-1)!.requestsPerSecond);
     }
     const tokens = withTokens
-      ? await firstTokens(upstream.streams, {
-          direct: { url: `${direct}/v1/chat/completions` },
-          proxied: { url: `${proxied}/v1/chat/completions` },
-        })
+      ? await firstTokens(
+          upstream.streams,
+          Object.fromEntries(targets.map((key) => [key, { url: `${bases[key]!.url}/v1/chat/completions` }])),
+        )
       : undefined;
-    return { ratio: median(ratios), ...runs, ...(tokens ? { tokens } : {}) };
+    return {
+      ratio: median(ratios),
+      direct: runs.direct!,
+      proxied: runs.proxied!,
+      ...(runs.pipe ? { pipe: runs.pipe } : {}),
+      ...(runs.undici ? { undici: runs.undici } : {}),
+      ...(tokens ? { tokens } : {}),
+    };
   } finally {
     await stop(lb.child);
+    for (const child of children.slice(1)) await stopChild(child);
   }
 }
 
@@ -302,6 +376,69 @@ function tokenRow(what: string, streams: number, value: number, direct: number):
   };
 }
 
+/** Each round's ratio of `a` to `b` (requests/s, windows of the same round). */
+const roundRatios = (a: Figures[], b: Figures[]) =>
+  a.map((f, i) => f.requestsPerSecond / b[i]!.requestsPerSecond);
+const list = (values: number[]) => values.map((v) => v.toFixed(2)).join(" ");
+
+/**
+ * The relay against its fair ceilings (issue 46, item 4), same rounds: a bare node:http pipe proxy (goal: >= 0.95×
+ * in every round) and undici's proxying; first tokens against the pipe's (goal: <= + 0.3 ms); wrk's own CPU share.
+ */
+function relayRows(run: Throughput): BenchRow[] {
+  const pipe = run.pipe!;
+  const undici = run.undici!;
+  const tokens = run.tokens!;
+  const relay = roundRatios(run.proxied, pipe);
+  const viaUndici = roundRatios(undici, pipe);
+  const generator = Math.max(...[run.direct, run.proxied, pipe, undici].flat().map((f) => f.generatorCpu));
+  const cpuRatios = (a: Figures[]) =>
+    list(a.map((f, i) => f.cpuMicrosPerRequest / pipe[i]!.cpuMicrosPerRequest));
+  say(
+    `relay ÷ bare pipe per round: ${list(relay)} (goal >= ${GOAL_PIPE_RATIO} in each); undici ÷ bare pipe: ${list(viaUndici)}; wrk's CPU share at most ${generator.toFixed(2)}`,
+  );
+  say(
+    `CPU per request ÷ the bare pipe's per round: relay ${cpuRatios(run.proxied)}, undici ${cpuRatios(undici)} (µs: relay ${cpu(run.proxied).toFixed(1)}, pipe ${cpu(pipe).toFixed(1)}, undici ${cpu(undici).toFixed(1)}, the server direct ${cpu(run.direct).toFixed(1)})`,
+  );
+  say(
+    `first token: relay ${tokens.proxied!.toFixed(3)} ms, bare pipe ${tokens.pipe!.toFixed(3)} ms, undici ${tokens.undici!.toFixed(3)} ms, direct ${tokens.direct!.toFixed(3)} ms`,
+  );
+  return [
+    {
+      suite: "model server",
+      name: `load-balanced relay beside a bare node:http pipe proxy in front of the same no-work server, POST /echo requests/s, ${CONNECTIONS} connections (round ratios ${list(relay)}; wrk's CPU share at most ${generator.toFixed(2)})`,
+      value: rps(run.proxied),
+      unit: "req/s",
+      baseline: { name: "the bare pipe proxy", value: rps(pipe) },
+      target: `>= ${GOAL_PIPE_RATIO}× the pipe in every round`,
+      ok: Math.min(...relay) >= GOAL_PIPE_RATIO,
+    },
+    {
+      suite: "model server",
+      name: `undici's proxying (Pool.stream) in front of the same server, the second ceiling (round ratios ${list(viaUndici)})`,
+      value: rps(undici),
+      unit: "req/s",
+      baseline: { name: "the bare pipe proxy", value: rps(pipe) },
+    },
+    {
+      suite: "model server",
+      name: "CPU per request of the bare pipe proxy (server and client side of the hop)",
+      value: cpu(pipe),
+      unit: "µs",
+      baseline: { name: "the relay's (flash start)", value: cpu(run.proxied) },
+    },
+    {
+      suite: "model server",
+      name: `first token of a streamed chat through the load-balanced relay, p50 of ${STREAMS}`,
+      value: tokens.proxied!,
+      unit: "ms",
+      baseline: { name: "through the bare pipe proxy", value: tokens.pipe! },
+      target: `<= the pipe's + ${GOAL_PIPE_ADDED_MS} ms`,
+      ok: tokens.proxied! - tokens.pipe! <= GOAL_PIPE_ADDED_MS,
+    },
+  ];
+}
+
 /** One line on stderr as each part ends, so a run cut short still shows what it measured. */
 function say(line: string): void {
   process.stderr.write(`model-server bench: ${line}\n`);
@@ -365,10 +502,12 @@ const bench = async (): Promise<BenchRow[]> => {
   }
   if (model && process.env.MODEL_SERVER_BENCH_ONLY_UPSTREAM === "1") return rows;
 
-  const bare = await throughput(NODE, upstreamPort, true);
+  const bare = await throughput(NODE, upstreamPort, true, true);
   say(
     `${NODE.label}: proxy/direct ${bare.ratio.toFixed(3)}×; first token through the proxy ${added(bare.tokens!, "proxied")}`,
   );
+  const relay = relayRows(bare);
+  if (ONLY === "proxy") return [...rows, proxyRow(NODE, bare), ...relay];
   let python: Throughput | undefined;
   if (hasFastapi()) {
     python = await throughput(FASTAPI, upstreamPort + 2, false);
@@ -390,6 +529,7 @@ const bench = async (): Promise<BenchRow[]> => {
       unit: "µs",
       baseline: { name: "the no-work server's own CPU per direct request", value: cpu(bare.direct) },
     },
+    ...relay,
     tokenRow("the load-balanced proxy", STREAMS, tokens.proxied!, tokens.direct!),
     tokenRow("flash dev's /openai/v1 and the queue passthrough", STREAMS, queue.queue!, queue.direct!),
     ...(queue.compare === undefined

@@ -9,7 +9,7 @@ import {
 } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ModelServer } from "../../app/model-server/declare.js";
-import { forwardHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
+import { forwardRawHeaders, refuseUpgrade, tunnelUpgrade } from "../../http/proxy.js";
 import type { Logger } from "../../log/index.js";
 
 export interface ProxyOptions {
@@ -60,21 +60,25 @@ export function proxyFirst(
     }
     // Read now, not at setup: with `port: 0` it is known once the server has been started.
     const port = server.port;
+    // Raw arrays both ways: node:http sends them as they are, with no header object built or set one by one
+    // (docs/benchmarks.md, "The load-balanced relay").
+    const headers = forwardRawHeaders(req.rawHeaders);
+    headers.push("host", `127.0.0.1:${port}`);
     const upstream = httpRequest(
       {
         host: "127.0.0.1",
         port,
         method: req.method,
         path: url,
-        headers: { ...forwardHeaders(req.headers), host: `127.0.0.1:${port}` },
+        headers,
         agent,
       },
       (answer) => {
         clearTimeout(timer);
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.headers));
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardRawHeaders(answer.rawHeaders));
         // Each piece goes out as it arrives (pipe does not buffer); an event stream's headers go at once, so the
         // client sees the answer start before the first token. Other answers' headers ride with their body.
-        if (answer.headers["content-type"]?.startsWith("text/event-stream")) res.flushHeaders();
+        if (isEventStream(answer.rawHeaders)) res.flushHeaders();
         answer.pipe(res);
         answer.on("error", () => res.destroy());
       },
@@ -109,6 +113,15 @@ export function proxyFirst(
     });
     req.pipe(upstream);
   };
+}
+
+/** Whether raw headers say text/event-stream (read without building the message's header object). */
+function isEventStream(raw: readonly string[]): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 12 && raw[i]!.toLowerCase() === "content-type")
+      return raw[i + 1]!.trimStart().toLowerCase().startsWith("text/event-stream");
+  }
+  return false;
 }
 
 /** "Model server 'llm' exited with code 3 while serving this request; …" if it has exited or does within a moment. */
