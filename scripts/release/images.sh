@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The release's image steps, on the images docker/build.sh left in buildah storage (localhost/flash-worker:cpu
-# and :cuda, in FLASH_IMAGE_WORK's storage as build.sh keeps it, else buildah's default storage):
+# The release's image steps, on the images docker/build.sh --real-bases left in buildah storage
+# (localhost/flash-worker:cpu, :cuda, :cuda-runtime and :cuda-cudnn, in FLASH_IMAGE_WORK's storage as build.sh
+# keeps it, else buildah's default storage):
 #   images.sh login REGISTRY               log in with REGISTRY_USER and REGISTRY_PASSWORD (env); syft and cosign
 #                                          read the same file when REGISTRY_AUTH_FILE is $DOCKER_CONFIG/config.json
-#   images.sh push REPO VERSION [FLAVOUR…] tag each flavour (default: cpu cuda) REPO:VERSION-FLAVOUR and
+#   images.sh push REPO VERSION [FLAVOUR…] tag each flavour (default: all four) REPO:VERSION-FLAVOUR and
 #                                          REPO:FLAVOUR, push both; prints REPO@DIGEST for each flavour
 #   images.sh attest REPO@DIGEST…          for each: an SPDX SBOM of the pushed image (syft), attached as a
 #                                          signed attestation, then the image signed (cosign, keyless in Actions)
 # A registry on 127.0.0.1 or localhost is pushed to without TLS (the rehearsal's loopback registry).
 set -euo pipefail
+# Every image docker/build.sh --real-bases makes (Dockerfile.cpu; Dockerfile.gpu on each nvidia/cuda flavor).
+FLAVOURS=(cpu cuda cuda-runtime cuda-cudnn)
 
 bh() {
   if [[ -n ${FLASH_IMAGE_WORK:-} ]]; then
@@ -36,14 +39,15 @@ case $cmd in
     version=${2:?usage: images.sh push REPO VERSION [FLAVOUR...]}
     shift 2
     [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+([-.][0-9A-Za-z.-]+)?$ ]] || die "not a version: $version"
-    (($# > 0)) || set -- cpu cuda
+    (($# > 0)) || set -- "${FLAVOURS[@]}"
     tls=$(tls_for "$repo")
     digests=$(mktemp)
     trap 'rm -f "$digests"' EXIT
     for flavour in "$@"; do
-      [[ $flavour == cpu || $flavour == cuda ]] || die "no such flavour: $flavour (cpu, cuda)"
+      [[ " ${FLAVOURS[*]} " == *" $flavour "* ]] || die "no such flavour: $flavour (${FLAVOURS[*]})"
       source=localhost/flash-worker:$flavour
-      bh inspect --type image "$source" >/dev/null 2>&1 || die "no $source here: build it first (docker/build.sh --keep)"
+      bh inspect --type image "$source" >/dev/null 2>&1 ||
+        die "no $source here: build it first (docker/build.sh --real-bases --keep)"
       for tag in "$version-$flavour" "$flavour"; do
         bh push "$tls" --digestfile "$digests" "$source" "docker://$repo:$tag" >&2
       done

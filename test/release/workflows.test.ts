@@ -91,6 +91,19 @@ describe("GitHub Actions workflows", () => {
       "scripts/release/images.sh attest",
     ])
       expect(steps).toContain(script);
+    // Every flavour docker/build.sh --real-bases makes is pushed: images.sh's default, the four it knows.
+    expect(steps).toMatch(/images\.sh push "\$IMAGE_REPO" "\$\{GITHUB_REF_NAME#v\}" >/);
+    const unknown = spawnSync(
+      "bash",
+      [join(ROOT, "scripts/release/images.sh"), "push", "r", "1.0.0", "gpu"],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain("no such flavour: gpu (cpu cuda cuda-runtime cuda-cudnn)");
+    const build = readFileSync(join(ROOT, "docker/build.sh"), "utf8");
+    expect(build).toContain("for flavor in runtime:runtime cudnn:cudnn-runtime");
     // npm provenance and keyless signing need the workflow's OIDC token.
     expect(release.match(/id-token: write/g)).toHaveLength(2);
   });
