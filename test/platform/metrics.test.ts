@@ -5,12 +5,14 @@ import { type Flash, flash, freePort } from "../process.js";
 
 let dev: Flash;
 let base: string;
+let launched: number;
 const KEY = "metrics-key";
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  launched = Date.now();
   dev = flash(
     [
       "dev",
@@ -94,6 +96,13 @@ describe("local platform /metrics", () => {
     // One worker each (--workers 1,1): the echo worker waits for work, the load-balanced one is ready.
     expect(value(families, "flash_workers", { endpoint: "echo", state: "idle" })).toBe(1);
     expect(value(families, "flash_workers", { endpoint: "routes-api", state: "ready" })).toBe(1);
+
+    // Worker-seconds, start to exit, of the one echo worker: more than none, less than the platform has been up.
+    expect(families.get("flash_worker_seconds_total")?.type).toBe("COUNTER");
+    expect(value(families, "flash_worker_starts_total", { endpoint: "echo" })).toBe(1);
+    const workerSeconds = value(families, "flash_worker_seconds_total", { endpoint: "echo" }) ?? 0;
+    expect(workerSeconds).toBeGreaterThan(0);
+    expect(workerSeconds).toBeLessThan((Date.now() - launched) / 1000);
 
     expect(value(families, "flash_lb_requests_total", { endpoint: "routes-api", code: "200" })).toBe(2);
     expect(value(families, "flash_lb_requests_total", { endpoint: "routes-api", code: "404" })).toBe(1);

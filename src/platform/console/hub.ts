@@ -9,7 +9,7 @@ import type { LbEndpoints, LbRequest as ProxyRequest } from "../workers/lb-proxy
 import type { WorkerPool } from "../workers/pool.js";
 import { type LogBook, workerFilter } from "./logs.js";
 import { MetricsBook } from "./metrics.js";
-import { platformMetrics } from "./prometheus.js";
+import { platformMetrics, type WorkerUse } from "./prometheus.js";
 import { SseStream, sseEvent } from "./sse.js";
 import type {
   ConsoleEndpoint,
@@ -172,7 +172,12 @@ export class ConsoleHub {
       for (const worker of lb.workerList()) add(lb.id, worker.state);
       for (const _dead of lb.dead) add(lb.id, "unhealthy");
     }
-    return platformMetrics(this.metrics.totals(), endpoints, workers);
+    const use = new Map<string, WorkerUse>();
+    for (const endpoint of endpoints) {
+      const pool = endpoint.kind === "queue" ? this.sources.pool(endpoint.id) : undefined;
+      if (pool) use.set(endpoint.id, { seconds: pool.workerSeconds, starts: pool.starts });
+    }
+    return platformMetrics(this.metrics.totals(), endpoints, workers, use);
   }
 
   settings(): ConsoleSettings {

@@ -11,11 +11,18 @@ const counts = <K>(byEndpoint: Iterable<[string, ReadonlyMap<K, number>]>, label
     [...map].map(([key, value]) => ({ labels: { endpoint, [label]: String(key) } as Labels, value })),
   );
 
+/** A queue endpoint's worker processes since the platform started: their exact seconds (start to exit) and starts. */
+export interface WorkerUse {
+  seconds: number;
+  starts: number;
+}
+
 /** The exposition for every endpoint the console shows. */
 export function platformMetrics(
   totals: ReadonlyMap<string, EndpointTotals>,
   endpoints: readonly ConsoleEndpoint[],
   workers: WorkerStates,
+  use: ReadonlyMap<string, WorkerUse> = new Map(),
 ): string {
   const all = [...totals];
   const queue = endpoints.filter((e) => e.kind === "queue");
@@ -74,6 +81,18 @@ export function platformMetrics(
       help: "Worker processes by state.",
       type: "gauge",
       samples: counts(workers, "state"),
+    },
+    {
+      name: "flash_worker_seconds_total",
+      help: "Seconds the platform's worker processes ran, start to exit (what per-second billing counts).",
+      type: "counter",
+      samples: [...use].map(([endpoint, u]) => ({ labels: { endpoint }, value: u.seconds })),
+    },
+    {
+      name: "flash_worker_starts_total",
+      help: "Worker processes the platform started.",
+      type: "counter",
+      samples: [...use].map(([endpoint, u]) => ({ labels: { endpoint }, value: u.starts })),
     },
     {
       name: "flash_lb_requests_total",

@@ -197,6 +197,9 @@ export class WorkerPool {
   private readonly unsubscribeStuck: () => void;
   private readonly exits: WorkerExits;
   private closed = false;
+  /** Lifetimes of the processes that have exited, in ms: with the live ones', the endpoint's exact worker-seconds. */
+  private exitedMs = 0;
+  private startCount = 0;
 
   constructor(private readonly options: PoolOptions) {
     this.exits = new WorkerExits(options.log);
@@ -251,6 +254,19 @@ export class WorkerPool {
       startedAt: p.startedAt,
       stopping: p.stopping,
     }));
+  }
+
+  /** Seconds worker processes have run, start to exit, live ones until now: what a per-second bill counts. */
+  get workerSeconds(): number {
+    const now = Date.now();
+    let ms = this.exitedMs;
+    for (const p of this.processes.values()) ms += now - p.startedAt;
+    return ms / 1000;
+  }
+
+  /** Worker processes started since the platform started. */
+  get starts(): number {
+    return this.startCount;
   }
 
   /** Replaces every worker (the handler file changed): old ones finish their jobs, new ones take the next. */
@@ -373,11 +389,13 @@ export class WorkerPool {
       }),
     };
     this.processes.set(id, worker);
+    this.startCount++;
     log.info(`Worker:${id} | starting (pid ${child.pid}): ${[command, ...args].join(" ")}`);
     relayOutput(child, log);
     child.once("error", (err) => log.error(`Worker:${id} | could not start: ${err.message}`));
     child.once("close", (code, signal) => {
       this.processes.delete(id);
+      this.exitedMs += Date.now() - worker.startedAt;
       resolveExit();
       this.exited(worker, code, signal);
     });
