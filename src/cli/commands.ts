@@ -14,6 +14,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   endpoints: () => import("./endpoints.js"),
   pods: () => import("./pods.js"),
   logs: () => import("./logs.js"),
+  bench: () => import("./bench.js"),
   doctor: () => import("./doctor.js"),
   image: () => import("./image.js"),
 };

@@ -116,6 +116,8 @@ export interface GpuCatalogType {
   name: string;
   /** Serverless pool; null when the card is in none. */
   pool: string | null;
+  /** USD per GPU-hour; `serverless` only for a card in a serverless pool. */
+  price?: { secure?: number; community?: number; serverless?: number };
 }
 
 /** One SSE `data:` payload of the worker logs stream. */

@@ -1,0 +1,173 @@
+// `flash bench` against a real `flash dev` of examples/echo on 127.0.0.1: its figures agree with the platform's own
+// records (/metrics: jobs by status, execution and delay seconds, worker-seconds and starts), failures are counted
+// by kind, and the cost is the catalog's serverless price × the worker-seconds.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Flash, flash, flashRun, freePort, ROOT } from "../process.js";
+
+const KEY = "bench-key";
+let dev: Flash;
+let base: string;
+const dir = mkdtempSync(join(ROOT, "test-artifacts-bench-"));
+const catalogFile = join(dir, "catalog.json");
+
+/** The catalog answer of RunPod's OpenAPI document (RTX 4090: serverless $1.1 per GPU-hour). */
+const spec = JSON.parse(readFileSync(join(ROOT, "test/fixtures/runpod-rest-v2.openapi.json"), "utf8"));
+const catalog =
+  spec.paths["/v2/catalog/gpus"].get.responses["200"].content["application/json"].examples.gpus.value;
+
+beforeAll(async () => {
+  writeFileSync(catalogFile, JSON.stringify(catalog));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  // Scale to zero: the run starts the workers, and they are gone once it settles, so every worker-second is its.
+  dev = flash([
+    "dev",
+    "examples/echo/handler.ts",
+    "--port",
+    String(port),
+    "--api-key",
+    KEY,
+    "--workers",
+    "0,2",
+  ]);
+  await dev.waitForLine(/^Ready\. Try: curl/, 60_000);
+}, 90_000);
+
+afterAll(async () => {
+  dev?.child.kill("SIGINT");
+  await dev?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Counters {
+  jobs: Record<string, number>;
+  execution: number;
+  delay: number;
+  workerSeconds: number;
+  starts: number;
+}
+
+/** The platform's own records for the echo endpoint, read from its Prometheus text. */
+async function counters(): Promise<Counters> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
+  const one = (series: string) => Number(new RegExp(`^${series} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  const jobs: Record<string, number> = {};
+  for (const m of text.matchAll(/^flash_jobs_total\{endpoint="echo",status="(\w+)"\} (\S+)$/gm))
+    jobs[m[1]!] = Number(m[2]);
+  return {
+    jobs,
+    execution: one('flash_job_execution_seconds_sum\\{endpoint="echo"\\}'),
+    delay: one('flash_job_delay_seconds_sum\\{endpoint="echo"\\}'),
+    workerSeconds: one('flash_worker_seconds_total\\{endpoint="echo"\\}'),
+    starts: one('flash_worker_starts_total\\{endpoint="echo"\\}'),
+  };
+}
+
+const within2 = (measured: number, recorded: number) =>
+  expect(Math.abs(measured - recorded)).toBeLessThanOrEqual(Math.max(0.02 * recorded, 0.001));
+
+async function bench(input: unknown, ...args: string[]) {
+  const file = join(dir, `input-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ input }));
+  const run = await flashRun([
+    "bench",
+    "echo",
+    "--input",
+    file,
+    "--api-url",
+    base,
+    "--api-key",
+    KEY,
+    "--settle",
+    "30s",
+    "--json",
+    ...args,
+  ]);
+  expect(run.stderr).not.toContain("✗");
+  return { code: run.code, report: JSON.parse(run.stdout) };
+}
+
+describe("flash bench on flash dev", { timeout: 120_000 }, () => {
+  it("reports what the platform recorded: jobs, delay and execution, worker-seconds, within 2 %", async () => {
+    const before = await counters();
+    // 6/s of half-second jobs on at most 2 workers: the queue grows, so delay and execution both count.
+    const { code, report } = await bench(
+      { mock_delay: 0.5 },
+      "--rate",
+      "6/s",
+      "--duration",
+      "4s",
+      "--gpu",
+      "RTX 4090",
+      "--catalog",
+      catalogFile,
+    );
+    const after = await counters();
+    expect(code).toBe(0);
+    expect(report.endpoint.id).toBe("echo");
+    expect(report.requests.sent).toBe(24);
+    const completed = (after.jobs.COMPLETED ?? 0) - (before.jobs.COMPLETED ?? 0);
+    expect(report.requests.completed).toBe(completed);
+    expect(report.requests.failed).toBe(0);
+    expect(report.failures).toEqual([]);
+    within2(report.latency.execution.total / 1000, after.execution - before.execution);
+    within2(report.latency.delay.total / 1000, after.delay - before.delay);
+    // Workers settled to zero: the platform's count stopped with them.
+    expect(report.workers.settled).toBe(true);
+    expect(report.workers.source).toBe("platform");
+    within2(report.workers.seconds, after.workerSeconds - before.workerSeconds);
+    expect(report.workers.started).toBe(after.starts - before.starts);
+    // From zero workers, the first job waited for one; no more cold starts than workers started.
+    expect(report.coldStarts).toBeGreaterThanOrEqual(1);
+    expect(report.coldStarts).toBeLessThanOrEqual(report.workers.started);
+    expect(report.workers.max).toBeGreaterThanOrEqual(1);
+    expect(report.workers.max).toBeLessThanOrEqual(2);
+    // The samples' estimate is what a deployed endpoint gets; here it is checked only for being of the same order.
+    expect(report.workers.sampledSeconds).toBeGreaterThan(0);
+    // Cost: $1.1 per GPU-hour × the worker-seconds, spread over the completed requests.
+    const [gpu] = report.cost.gpus;
+    expect(gpu.gpu).toBe("NVIDIA GeForce RTX 4090");
+    expect(gpu.pricePerHour).toBe(1.1);
+    expect(gpu.total).toBeCloseTo((1.1 * report.workers.seconds) / 3600, 9);
+    expect(gpu.per1000).toBeCloseTo((gpu.total / completed) * 1000, 9);
+    expect(report.generator.cpuPercent).toBeGreaterThanOrEqual(0);
+  });
+
+  it("counts failures by kind, never averaged into the completed ones", async () => {
+    const before = await counters();
+    const { report } = await bench(
+      { mock_error: "boom" },
+      "--concurrency",
+      "2",
+      "--requests",
+      "6",
+      "--duration",
+      "30s",
+    );
+    const after = await counters();
+    expect(report.requests).toEqual({ sent: 6, completed: 0, failed: 6 });
+    expect((after.jobs.FAILED ?? 0) - (before.jobs.FAILED ?? 0)).toBe(6);
+    expect(report.failures).toHaveLength(1);
+    expect(report.failures[0].kind).toBe("FAILED");
+    expect(report.failures[0].count).toBe(6);
+    expect(report.failures[0].example).toContain("boom");
+    expect(report.cost.note).toBe("no GPU to price: name one with --gpu (a catalog id, name or pool)");
+  });
+
+  it("says which endpoint it cannot find, and which there are", async () => {
+    const run = await flashRun([
+      "bench",
+      "nope",
+      "--api-url",
+      base,
+      "--api-key",
+      KEY,
+      "--input",
+      "examples/echo/test_input.json",
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`✗ No endpoint named nope on ${base} (there: echo)`);
+  });
+});
