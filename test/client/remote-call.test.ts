@@ -3,7 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CircuitBreakers, EndpointClient, isFlashError } from "../../src/client/index.js";
 import { deserializeArg } from "../../src/payload/base64.js";
-import { createRemoteDispatcher, type FunctionRequest } from "../../src/payload/remote.js";
+import { createRemoteDispatcher } from "../../src/payload/remote.js";
+import type { FunctionRequest } from "../../src/payload/types.js";
 import { ENDPOINT, startTestPlatform, type TestPlatform } from "../platform/helpers.js";
 import { FAST_RETRY } from "./servers.js";
 
