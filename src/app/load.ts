@@ -60,7 +60,8 @@ function packageType(file: string): unknown {
 /**
  * TypeScript through Node's built-in type stripping where the runtime has it (Node ≥ 22.18, 24):
  * no compiler to load, so workers start sooner. Elsewhere (Node 20) the file compiled once by esbuild,
- * from a cache keyed by content. Anything neither can load goes through tsx, and so does a `.ts` file
+ * from a cache keyed by content. Where esbuild is not installed (the images), Node's own transform runs what
+ * stripping cannot (an enum). Anything none can load goes through tsx, and so does a `.ts` file
  * in a CommonJS package on Node's own loader, whose `import` statements Node would refuse (with a warning).
  */
 async function importTypeScript(file: string, url: string): Promise<Module> {
@@ -83,6 +84,20 @@ async function importTypeScript(file: string, url: string): Promise<Module> {
     const { compiledHandler } = await import("./ts-cache.js");
     const compiled = await compiledHandler(file);
     if (compiled) return (await import(compiled)) as Module;
+    const { registerTypeScriptTransform } = await import("./ts-transform.js");
+    if (registerTypeScriptTransform()) {
+      try {
+        return (await import(`${url}?transform`)) as Module;
+      } catch (err) {
+        // What the transform cannot run (JSX, decorators) is tsx's, where it is installed.
+        if (!tsxInstalled()) throw err;
+      }
+    }
+  }
+  if (!tsxInstalled()) {
+    throw new LoadError(
+      `${file} needs a TypeScript loader: Node ${process.version} cannot run it itself and tsx is not installed (run it on Node 24, as the images do, or npm install tsx)`,
+    );
   }
   await registerTsx();
   // Node keeps a failed import's error for its URL: a second try needs another.
@@ -90,6 +105,16 @@ async function importTypeScript(file: string, url: string): Promise<Module> {
 }
 
 let tsxRegistered = false;
+
+/** Whether tsx resolves from here: the package's dependency, left out of the images (Node 24 runs TypeScript). */
+function tsxInstalled(): boolean {
+  try {
+    import.meta.resolve("tsx/esm/api");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * tsx's hooks for both module kinds and the whole process, as `node --import tsx` installs them: the app's
