@@ -7,7 +7,13 @@ import {
   type StartHook,
 } from "../job/definition.js";
 import type { HandlerFn } from "../job/types.js";
-import { check, isStandardSchema, type StandardSchemaV1, ValidationError } from "../job/validate.js";
+import {
+  check,
+  isStandardSchema,
+  type StandardSchemaV1,
+  ValidationError,
+  withSchema,
+} from "../job/validate.js";
 import type { Logger } from "../log/index.js";
 import type { ModelServer } from "./model-server/declare.js";
 import { withServer } from "./model-server/handler.js";
@@ -422,7 +428,7 @@ function withBodySchema<R>(
     return checked instanceof Promise ? checked.then(answer) : answer(checked);
   };
   // Keeps the user's function name for the duplicate-route message.
-  return Object.defineProperty(validated, "name", { value: fn.name });
+  return withSchema(Object.defineProperty(validated, "name", { value: fn.name }), schema);
 }
 
 function functionName(fn: RouteFn<never>): string {

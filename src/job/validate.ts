@@ -84,8 +84,24 @@ export function withInputSchema(fn: HandlerFn, schema: StandardSchemaV1): Handle
     if (!checked.ok) throw new ValidationError("input", checked.issues);
     return fn({ ...job, input: checked.value });
   };
-  return (job) => {
+  const validated: HandlerFn = (job) => {
     const checked = check(schema, job.input, "input");
     return checked instanceof Promise ? checked.then((c) => call(job, c)) : call(job, checked);
   };
+  return withSchema(validated, schema);
+}
+
+// Symbol.for: the runtime or toolkit reading the schema may be another copy of the package than the app's.
+const SCHEMA = Symbol.for("flash-worker.schema");
+
+/** Records on a validating function the schema it checks, for the endpoint's OpenAPI document. */
+export function withSchema<F extends object>(fn: F, schema: StandardSchemaV1): F {
+  return Object.defineProperty(fn, SCHEMA, { value: schema });
+}
+
+/** The schema a handler or route function validates its input with, if it was declared with one. */
+export function schemaOf(fn: unknown): StandardSchemaV1 | undefined {
+  if (typeof fn !== "function") return undefined;
+  const schema = (fn as { [SCHEMA]?: unknown })[SCHEMA];
+  return isStandardSchema(schema) ? schema : undefined;
 }
