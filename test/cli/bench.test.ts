@@ -50,18 +50,18 @@ interface Counters {
 }
 
 /** The platform's own records for the echo endpoint, read from its Prometheus text. */
-async function counters(): Promise<Counters> {
-  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
+async function counters(at = base, endpoint = "echo"): Promise<Counters> {
+  const text = await (await fetch(`${at}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
   const one = (series: string) => Number(new RegExp(`^${series} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
   const jobs: Record<string, number> = {};
-  for (const m of text.matchAll(/^flash_jobs_total\{endpoint="echo",status="(\w+)"\} (\S+)$/gm))
-    jobs[m[1]!] = Number(m[2]);
+  for (const m of text.matchAll(/^flash_jobs_total\{endpoint="([\w-]+)",status="(\w+)"\} (\S+)$/gm))
+    if (m[1] === endpoint) jobs[m[2]!] = Number(m[3]);
   return {
     jobs,
-    execution: one('flash_job_execution_seconds_sum\\{endpoint="echo"\\}'),
-    delay: one('flash_job_delay_seconds_sum\\{endpoint="echo"\\}'),
-    workerSeconds: one('flash_worker_seconds_total\\{endpoint="echo"\\}'),
-    starts: one('flash_worker_starts_total\\{endpoint="echo"\\}'),
+    execution: one(`flash_job_execution_seconds_sum\\{endpoint="${endpoint}"\\}`),
+    delay: one(`flash_job_delay_seconds_sum\\{endpoint="${endpoint}"\\}`),
+    workerSeconds: one(`flash_worker_seconds_total\\{endpoint="${endpoint}"\\}`),
+    starts: one(`flash_worker_starts_total\\{endpoint="${endpoint}"\\}`),
   };
 }
 
@@ -169,5 +169,59 @@ describe("flash bench on flash dev", { timeout: 120_000 }, () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`✗ No endpoint named nope on ${base} (there: echo)`);
+  });
+});
+
+describe("flash bench on flash dev's model server", { timeout: 150_000 }, () => {
+  let server: Flash;
+  let at: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    at = `http://127.0.0.1:${port}`;
+    // The vLLM-shaped FastAPI fixture, loading for a second: the first jobs wait for it.
+    server = flash(
+      [
+        "dev",
+        "examples/model-server/handler.ts",
+        "--port",
+        String(port),
+        "--api-key",
+        KEY,
+        "--workers",
+        "0,2",
+      ],
+      {
+        MODEL_SERVER_COMMAND: "/usr/bin/python3 test/fixtures/model-server/openai_server.py {port}",
+        FIXTURE_LOAD_SECONDS: "1",
+      },
+    );
+    await server.waitForLine(/^Ready\. Try: curl/, 60_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    server?.child.kill("SIGINT");
+    await server?.exited;
+  });
+
+  it("without an ENDPOINT benches the only one, its figures the platform's within 2 %", async () => {
+    const before = await counters(at, "model-server");
+    const run = await flashRun(
+      ["bench", "--api-url", at, "--api-key", KEY, "--concurrency", "3", "--duration", "4s", "--json"],
+      {},
+      join(ROOT, "examples/model-server"),
+    );
+    const after = await counters(at, "model-server");
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.endpoint.id).toBe("model-server");
+    expect(report.requests.failed).toBe(0);
+    expect(report.requests.completed).toBe((after.jobs.COMPLETED ?? 0) - (before.jobs.COMPLETED ?? 0));
+    within2(report.latency.execution.total / 1000, after.execution - before.execution);
+    within2(report.latency.delay.total / 1000, after.delay - before.delay);
+    within2(report.workers.seconds, after.workerSeconds - before.workerSeconds);
+    // The model server's load is inside the first jobs' delay: each new worker's first job waited for it.
+    expect(report.coldStarts).toBeGreaterThanOrEqual(1);
+    expect(report.latency.delay.max).toBeGreaterThanOrEqual(1_000);
   });
 });
