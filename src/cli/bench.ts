@@ -96,7 +96,7 @@ export const spec = {
       ["--gpu"],
       nonEmpty,
       "GPU",
-      "price on this GPU: a catalog id, name or pool (default: the endpoint's own GPUs)",
+      "price on this GPU: a catalog id, name or pool (default: the endpoint's own GPUs); cost per 1,000 = price.serverless × GPUs per worker × worker-seconds (execution + starting + idle) ÷ completed × 1,000",
     ),
     catalog: {
       flags: ["--catalog"],
@@ -104,10 +104,7 @@ export const spec = {
       value: "FILE",
       help: "the GPU prices: a saved answer of GET /v2/catalog/gpus (default: the API's own catalog)",
     },
-    json: toggle(
-      ["--json"],
-      "the report as JSON (for CI); the cost is price.serverless × GPUs × worker-seconds",
-    ),
+    json: toggle(["--json"], "the report as JSON (for CI)"),
     ...API_OPTIONS,
   },
 } satisfies CommandSpec;
