@@ -20,6 +20,9 @@ export interface OpenApiDocument {
   security: Record<string, string[]>[];
 }
 
+/** Where a load-balanced worker, and the local platform under /v2/<id>/ and /lb/<id>/, serve the document. */
+export const OPENAPI_PATH = "/openapi.json";
+
 /** The converter a valibot schema needs (valibot's ~standard has no jsonSchema): the app's own, when installed. */
 const VALIBOT_CONVERTER = "@valibot/to-json-schema";
 

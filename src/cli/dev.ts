@@ -126,6 +126,7 @@ export async function run(args: string[]): Promise<number> {
       cwd: process.cwd(),
       executionTimeoutMs: app.executionTimeoutMs,
       openaiCompatible: app.openaiCompatible,
+      openapi: app.openapi,
       routes: app.loadBalanced ? app.routes : undefined,
       // RUNPOD_INIT_TIMEOUT, when set, bounds every worker's start; else a model server's own limit does.
       initTimeoutMs: options.initTimeout === undefined ? app.startLimitMs : undefined,

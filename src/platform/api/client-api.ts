@@ -186,6 +186,19 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     return { id: job.id, status: job.status };
   });
 
+  // The document flash dev made from the app (src/app/openapi.ts); an endpoint made otherwise has none to serve.
+  app.get("/openapi.json", async (request, reply) => {
+    const endpoint = endpointFrom(scheduler, request);
+    const document = endpoint.config.openapi;
+    if (document === undefined) {
+      throw new HttpError(
+        404,
+        `Endpoint ${endpoint.config.id} has no OpenAPI document: flash dev makes one from the app it loads`,
+      );
+    }
+    return reply.type("application/json; charset=utf-8").send(document);
+  });
+
   app.get("/health", async (request) => {
     const endpoint = endpointFrom(scheduler, request);
     let idle = 0;

@@ -23,6 +23,8 @@ export interface EndpointInit {
   routes?: { method: string; path: string }[];
   /** How long its workers may take to start, instead of the platform's RUNPOD_INIT_TIMEOUT (a model server's own limit). */
   initTimeoutMs?: number;
+  /** The app's OpenAPI document as JSON (flash dev makes it from loading the app), served at /v2/<id>/openapi.json. */
+  openapi?: string;
 }
 
 /** An endpoint as Platform.listEndpoints() describes it. */

@@ -38,6 +38,8 @@ export interface EndpointConfig {
   openaiCompatible?: boolean;
   /** How long its workers may take to start, when not the platform's limit. */
   initTimeoutMs?: number;
+  /** The app's OpenAPI document as JSON, when the platform's caller loaded the app (flash dev). */
+  openapi?: string;
 }
 
 export const ENDPOINT_DEFAULTS = {

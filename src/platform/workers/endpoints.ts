@@ -172,5 +172,6 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     sample,
     openaiCompatible: init.openaiCompatible,
     initTimeoutMs: init.initTimeoutMs,
+    openapi: init.openapi,
   };
 }

@@ -8,6 +8,7 @@ import Fastify, {
 } from "fastify";
 import { declarationOf, type Endpoint, type RouteDefinition, type RouteFn } from "../../app/endpoint.js";
 import type { ModelServer } from "../../app/model-server/declare.js";
+import { OPENAPI_PATH, openApiDocument } from "../../app/openapi.js";
 import { pathMatcher, timeoutMessage } from "../../app/rules.js";
 import { gpuSummary } from "../../gpu/facts.js";
 import { drainRequest } from "../../http/drain.js";
@@ -63,6 +64,7 @@ export class RouteServer {
     addPing(app, () => this.current);
     for (const route of declarationOf(endpoint).routes) addRoute(app, route, this.routeHandler(route));
     addMetrics(app, endpoint, this.log, () => this.running);
+    addOpenApi(app, endpoint, this.log);
     if (this.log.level === "DEBUG" || this.log.level === "TRACE") {
       app.addHook("onResponse", async (request, reply) => {
         this.log.debug(
@@ -347,6 +349,19 @@ function addMetrics(app: FastifyInstance, endpoint: Endpoint, log: Logger, inFli
       reply.type(PROMETHEUS_CONTENT_TYPE).send(metrics.text(inFlight())),
     );
   }
+}
+
+/** The endpoint's OpenAPI document (docs/design.md §4.12), unless the app serves that path itself. */
+function addOpenApi(app: FastifyInstance, endpoint: Endpoint, log: Logger): void {
+  if (declarationOf(endpoint).routes.some((route) => claimsPath(route.path, OPENAPI_PATH))) {
+    log.debug(`${OPENAPI_PATH} is a route of this endpoint: the generated document is not served`);
+    return;
+  }
+  let document: Promise<unknown> | undefined;
+  app.get(OPENAPI_PATH, async (_request, reply) => {
+    document ??= openApiDocument(endpoint, endpoint.name ?? "endpoint");
+    return reply.type("application/json; charset=utf-8").send(JSON.stringify(await document));
+  });
 }
 
 function errorStatus(err: { statusCode?: unknown }): number {

@@ -1,11 +1,12 @@
 // What `flash dev` needs to know about the app before it starts workers: routes or a queue handler, and
 // the settings an Endpoint carries (workers, execution timeout).
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { declarationOf } from "../../app/endpoint.js";
 import { loadApp } from "../../app/load.js";
 import { serverOf } from "../../app/model-server/handler.js";
 import { isOpenAICompatible } from "../../app/openai.js";
+import { openApiDocument } from "../../app/openapi.js";
 import type { App } from "../../app/registry.js";
 import { sampleRoute } from "../../app/sample.js";
 import { shellQuote } from "../../platform/index.js";
@@ -27,6 +28,8 @@ export interface DevApp {
   startLimitMs?: number;
   /** A declared model server's command: the files it names restart the workers when edited. */
   server?: { command: string; args?: readonly string[] };
+  /** The app's OpenAPI document as JSON (docs/design.md §4.12). */
+  openapi?: string;
 }
 
 /** What a worker does besides waiting for its model server (import, fitness checks) before it is ready. */
@@ -69,6 +72,7 @@ export async function describeApp(file: string): Promise<DevApp> {
     executionTimeoutMs: settings && settings.executionTimeoutMs > 0 ? settings.executionTimeoutMs : undefined,
     startLimitMs: model ? model.settings.startTimeoutMs + START_SLACK_MS : undefined,
     server: model ? { command: model.settings.command, args: model.settings.args } : undefined,
+    openapi: JSON.stringify(await openApiDocument(app, settings?.name ?? basename(file))),
   };
 }
 
