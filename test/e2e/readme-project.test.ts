@@ -1,11 +1,14 @@
 // The README's "Start a project", done as it says with its own snippets (read from README.md, never copied
-// here): the package packed, a fresh project made by the README's commands, `npx tsc` with its tsconfig, the base
-// image built by `flash image base --standin` from the installed package, then `flash deploy` of the README's
-// Dockerfile and .dockerignore to the local platform through a loopback registry, ending in a COMPLETED runsync.
+// here): the package published to the release rehearsal's npm registry (test/release/rehearsal.ts), a fresh
+// project made by the README's commands (`npm install flash-worker` from it), `npx tsc` with its tsconfig, the
+// base image built by `flash image base --standin` from the installed package and pushed by the release's
+// scripts/release/images.sh to a loopback registry as the published image the README's Dockerfile names, then
+// `flash deploy` of that Dockerfile (its npm ci reaching the npm registry through the build secret) and
+// .dockerignore to the local platform through the same registry, ending in a COMPLETED runsync.
 // Every Dockerfile, .dockerignore and tsconfig snippet in README.md, docker/README.md and docs/ is accounted
 // for here. Needs root, buildah and docker-registry, as test/e2e/deploy.test.ts; the buildah storage
 // (FLASH_README_TEST_STORAGE, default /var/tmp/flash-readme-storage) keeps the stand-in base between runs.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,11 +18,14 @@ import { CircuitBreakers, EndpointClient } from "../../src/client/index.js";
 import { createLogger } from "../../src/log/index.js";
 import { type Platform, startPlatform } from "../../src/platform/index.js";
 import { flashRun, freePort, ROOT } from "../process.js";
+import { type Rehearsal, startRehearsal } from "../release/rehearsal.js";
 import { buildahIn, describeWithImages, startRegistry } from "./registry.js";
 import { type Snippet, snippets } from "./snippets.js";
 
 const KEY = "e2e-readme-key";
 const STORAGE = process.env.FLASH_README_TEST_STORAGE ?? "/var/tmp/flash-readme-storage";
+/** The base image the release publishes (.github/workflows/release.yml), as the README's Dockerfile names it. */
+const PUBLISHED = "ghcr.io/flash-worker/flash-worker";
 
 const docs = [
   "README.md",
@@ -88,6 +94,7 @@ describeWithImages(
     let dir = "";
     let home = "";
     let registry: Awaited<ReturnType<typeof startRegistry>>;
+    let rehearsal: Rehearsal;
     let platform: Platform;
     const built: string[] = [];
     const buildah = buildahIn(STORAGE);
@@ -119,22 +126,12 @@ describeWithImages(
       parent = mkdtempSync(join(tmpdir(), "flash-readme-"));
       home = join(parent, "home");
       mkdirSync(home);
-      const packed = JSON.parse(
-        execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", parent], {
-          cwd: ROOT,
-          encoding: "utf8",
-          stdio: ["ignore", "pipe", "ignore"],
-        }),
-      ) as [{ filename: string }];
-      // The README's commands as they are, the tarball's path in place of /path/to/.
-      const script = commands.replaceAll(/\/path\/to\/(flash-worker-[\w.-]+\.tgz)/g, (_, name: string) => {
-        expect(name).toBe(packed[0].filename);
-        return join(parent, name);
-      });
-      const made = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
+      rehearsal = await startRehearsal();
+      // The README's commands as they are, npm pointed at the rehearsal's registry.
+      const made = spawnSync("bash", ["-euo", "pipefail", "-c", commands], {
         cwd: parent,
         encoding: "utf8",
-        env: { ...process.env, npm_config_prefer_offline: "true", npm_config_audit: "false" },
+        env: { ...rehearsal.env, npm_config_prefer_offline: "true", npm_config_audit: "false" },
       });
       expect(made.status, tail(made)).toBe(0);
       const name = /mkdir (\S+) && cd \1/.exec(commands)?.[1];
@@ -143,14 +140,20 @@ describeWithImages(
       writeFileSync(join(dir, "handler.ts"), handlerTs);
       writeFileSync(join(dir, "test_input.json"), testInput!);
       writeFileSync(join(dir, "tsconfig.json"), tsconfig);
-      writeFileSync(join(dir, "Dockerfile"), dockerfile);
       writeFileSync(join(dir, ".dockerignore"), dockerignore);
       registry = await startRegistry();
+      // The published base image, as the release pushes it, from the loopback registry.
+      expect(dockerfile).toMatch(new RegExp(`^FROM ${PUBLISHED}:cpu$`, "m"));
+      writeFileSync(
+        join(dir, "Dockerfile"),
+        dockerfile.replace(PUBLISHED, `${registry.host}/flash-worker/flash-worker`),
+      );
     }, 10 * 60_000);
 
     afterAll(async () => {
       await platform?.close();
       registry?.stop();
+      await rehearsal?.stop();
       // The app images built here; the stand-in and runtime images stay for the next run.
       const names = buildah(["images", "--format", "{{.Name}}:{{.Tag}}"]).stdout.split("\n");
       const apps = names.filter((n) => n.startsWith("127.0.0.1:") || built.includes(n));
@@ -206,8 +209,26 @@ describeWithImages(
           } catch {
             return "";
           }
-        })()}\n//registry.invalid.example/:_authToken=${marker}\n`,
+        })()}\nregistry=${rehearsal.url}/\n//registry.invalid.example/:_authToken=${marker}\n`,
       );
+      // The release's push of the base image (scripts/release/images.sh), here to the loopback registry: the
+      // Dockerfile's FROM pulls it from there.
+      const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+      const repo = `${registry.host}/flash-worker/flash-worker`;
+      const pushed = spawnSync(
+        "bash",
+        [join(ROOT, "scripts/release/images.sh"), "push", repo, version, "cpu"],
+        {
+          encoding: "utf8",
+          env: { ...process.env, FLASH_IMAGE_WORK: STORAGE },
+        },
+      );
+      expect(pushed.status, tail(pushed)).toBe(0);
+      expect(pushed.stdout.trim()).toMatch(new RegExp(`^${repo}@sha256:[0-9a-f]{64}$`));
+      const tags = (await (await fetch(`${registry.url}/v2/flash-worker/flash-worker/tags/list`)).json()) as {
+        tags: string[];
+      };
+      expect(tags.tags.sort()).toEqual([`${version}-cpu`, "cpu"]);
       platform = await startPlatform({
         apiKey: KEY,
         workerStopGraceMs: 10_000,
@@ -215,8 +236,13 @@ describeWithImages(
         logger: createLogger({ level: "ERROR", json: false }),
       });
       const image = `${registry.host}/summarizer:1`;
+      // The loopback registry speaks plain HTTP: containers' registries.conf says so for the FROM pull, as a user
+      // of an insecure registry would (flash passes --tls-verify=false for a loopback push only).
+      const registriesConf = join(parent, "registries.conf");
+      writeFileSync(registriesConf, `[[registry]]\nlocation = "${registry.host}"\ninsecure = true\n`);
       const deployed = await flash(["deploy", "--image", image, "--api-url", platform.url], {
         npm_config_userconfig: userrc,
+        CONTAINERS_REGISTRIES_CONF: registriesConf,
       });
       expect(deployed.code, tail(deployed)).toBe(0);
       expect(deployed.stderr).toContain("from the project's Dockerfile");
@@ -255,7 +281,7 @@ describeWithImages(
         await fetch(`${registry.url}/v2/summarizer/blobs/${manifest.config.digest}`)
       ).text();
       expect(config).not.toContain(marker);
-      // npm ci ran in the image: the app's own flash-worker, from vendor/, and no host node_modules copied.
+      // npm ci ran in the image: the app's own flash-worker, from the npm registry, and no host node_modules copied.
       expect(appFiles).toContain("app/node_modules/flash-worker/package.json");
       expect(appFiles).toContain("app/handler.ts");
 
