@@ -17,7 +17,8 @@ fi
 if [[ ! -x /usr/bin/tini ]]; then
   apt-get update -o Acquire::Languages=none
   apt-get install -y --no-install-recommends tini
-  rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+  # The downloaded .deb too (a debootstrap base has no docker-clean hook that drops it).
+  rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
 fi
 
 # A CA handed over as a build secret (Dockerfile: RUN --mount=type=secret,id=npm_ca) for a registry behind a
@@ -97,4 +98,6 @@ printf '{"type": "module"}\n' >"$warm/package.json"
 printf 'import { handler } from "flash-worker";\nenum Answer { Yes = "yes" }\nexport default handler(() => ({ answer: Answer.Yes }));\n' >"$warm/enum.ts"
 flash start "$warm/enum.ts" --test_input '{"input": {}}' >"$warm/out" 2>&1 && grep -qF '{"output":{"answer":"yes"}}' "$warm/out" ||
   { cat "$warm/out"; exit 1; }
-rm -rf "$warm"
+# npm and `flash` (module.enableCompileCache) left a compile cache of this build's runs in the temporary folder:
+# 2.5 MB no container reads (the entrypoint points NODE_COMPILE_CACHE at the one above).
+rm -rf "$warm" /tmp/node-compile-cache

@@ -43,11 +43,18 @@ export function layerSizes(
   return { compressed: manifest.layers.map((l) => l.size), uncompressed };
 }
 
+/** One start: ms from `buildah run` to the first job-take, and from the container's first command to it. */
+interface Start {
+  run: number;
+  inside: number;
+}
+
 /**
- * ms from `buildah run` of a working container of the image to the platform seeing its first job-take: the
- * command runs through the image's tini, on this machine's network (chroot isolation), and is killed once it took.
+ * One start of `command` in a working container of the image (`buildah run`, chroot isolation, this machine's
+ * network), killed once the platform saw its first job-take. A shell prints the wall clock and execs the command
+ * (tini first), so the start is measured from inside the container too, without buildah's own set-up.
  */
-async function containerStart(bhArgs: string[], container: string, command: string[]): Promise<number> {
+async function containerStart(bhArgs: string[], container: string, command: string[]): Promise<Start> {
   const platform = await new BenchPlatform().start();
   const env = Object.entries(platform.env()).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const spawned = performance.now();
@@ -63,19 +70,30 @@ async function containerStart(bhArgs: string[], container: string, command: stri
       ...env,
       container,
       "--",
+      "/bin/sh",
+      "-c",
+      'echo "started $(date +%s%N)"; exec "$@"',
+      "sh",
       ...command,
     ],
-    { stdio: "ignore" },
+    { stdio: ["ignore", "pipe", "ignore"] },
   );
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+  });
   try {
     while (platform.firstTakeAt === undefined) {
       if (child.exitCode !== null)
         throw new Error(`${command.join(" ")} exited ${child.exitCode} before taking a job`);
       await new Promise((r) => setTimeout(r, 1));
     }
-    return platform.firstTakeAt - spawned;
+    const startedNs = /started (\d+)/.exec(out)?.[1];
+    if (!startedNs) throw new Error(`no start time from the container: ${out}`);
+    const inside = performance.timeOrigin + platform.firstTakeAt - Number(BigInt(startedNs) / 1000n) / 1000;
+    return { run: platform.firstTakeAt - spawned, inside };
   } finally {
-    // buildah run passes no signal on: the container's first process (tini) is killed by pid, then buildah.
+    // buildah run passes no signal on: the container's first process is killed by pid, then buildah ends.
     const entry = containerEntry(child);
     if (entry !== undefined) process.kill(entry, "SIGKILL");
     if (child.exitCode === null) await new Promise((r) => child.once("close", r));
@@ -91,22 +109,34 @@ async function startRows(bhArgs: string[], bh: (args: string[]) => string, runs 
   }
   const worker = ["/usr/bin/tini", "--", "flash-entrypoint", "flash", "start", "/tmp/bench/noop.mjs"];
   const bare = ["/usr/bin/tini", "--", "node", "/tmp/bench/bare-http-loop.mjs"];
-  const times: [number[], number[]] = [[], []];
+  const starts: [Start[], Start[]] = [[], []];
   for (let i = 0; i < runs; i++) {
-    times[0].push(await containerStart(bhArgs, container, bare));
-    times[1].push(await containerStart(bhArgs, container, worker));
+    starts[0].push(await containerStart(bhArgs, container, bare));
+    starts[1].push(await containerStart(bhArgs, container, worker));
   }
   bh(["rm", container]);
-  const [bareMs, workerMs] = times.map((t) => percentile(t, 50)) as [number, number];
+  const median = (k: 0 | 1, f: keyof Start) =>
+    percentile(
+      starts[k].map((s) => s[f]),
+      50,
+    );
+  const loop = "bare node:http loop in the same container";
   return [
     {
       suite: "image",
-      name: `container start (buildah run, chroot) → first job-take, flash-worker:cpu's ENTRYPOINT + flash start noop.mjs, median of ${runs} taking turns`,
-      value: workerMs,
+      name: `container's first command → first job-take, flash-worker:cpu's ENTRYPOINT + flash start noop.mjs (buildah run, chroot; median of ${runs}, starts taking turns)`,
+      value: median(1, "inside"),
       unit: "ms",
-      baseline: { name: "bare node:http loop in the same container", value: bareMs },
+      baseline: { name: loop, value: median(0, "inside") },
       target: "<= 1.3× bare node:http loop",
-      ok: workerMs <= 1.3 * bareMs,
+      ok: median(1, "inside") <= 1.3 * median(0, "inside"),
+    },
+    {
+      suite: "image",
+      name: "the same starts from `buildah run` (its own set-up of the container included)",
+      value: median(1, "run"),
+      unit: "ms",
+      baseline: { name: loop, value: median(0, "run") },
     },
   ];
 }
