@@ -7,7 +7,8 @@
 // of every chat, 16), MODEL_SERVER_BENCH_WINDOW_MS (each wrk window, 3000), MODEL_SERVER_BENCH_STREAMS (first tokens
 // per figure, 100 for it, 300 for the others), MODEL_SERVER_BENCH_CONNECTIONS (wrk's, 32),
 // MODEL_SERVER_BENCH_START_TIMEOUT (s, 300), MODEL_SERVER_BENCH_ONLY_UPSTREAM=1 (its rows alone),
-// MODEL_SERVER_BENCH_ONLY=proxy (the no-work server's relay rows alone, beside its two ceilings).
+// MODEL_SERVER_BENCH_ONLY=proxy (the no-work server's relay rows alone, beside its two ceilings) or =passthrough
+// (the queue passthrough's first token and its worker share alone).
 // MODEL_SERVER_BENCH_COMPARE=<another built checkout> times that build's queue passthrough in the same turns.
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
@@ -15,6 +16,7 @@ import { request } from "node:http";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, startUntil, stopChild } from "./bench-platform.js";
+import { workerShare } from "./passthrough-share.js";
 import type { BenchRow } from "./report.js";
 import { type CpuOf, type Figures, fixture, load, median, window } from "./wrk.js";
 
@@ -40,6 +42,10 @@ const GOAL_ADDED_MS = 2;
 /** The relay against the bare pipe proxy: requests/s in every round, and first token added (issue 46, item 4). */
 const GOAL_PIPE_RATIO = 0.95;
 const GOAL_PIPE_ADDED_MS = 0.3;
+/** The passthrough's worker share: rounds of jobs, flash and bare in turns, and its goal over the bare worker. */
+const SHARE_ROUNDS = 4;
+const SHARE_JOBS = 100;
+const GOAL_SHARE_MS = 0.5;
 /** MODEL_SERVER_BENCH_ONLY=proxy: the no-work server's relay rows alone (no FastAPI, no queue passthrough). */
 const ONLY = process.env.MODEL_SERVER_BENCH_ONLY;
 
@@ -439,6 +445,37 @@ function relayRows(run: Throughput): BenchRow[] {
   ];
 }
 
+/**
+ * The queue passthrough's worker share (issue 46, item 5; passthrough-share.ts) beside a bare node:http worker in
+ * the same turns, and what the local platform's hops add to flash dev's first token besides it.
+ */
+async function passthroughRows(port: number, queue: Record<string, number>): Promise<BenchRow[]> {
+  const share = await workerShare(port, SHARE_ROUNDS, SHARE_JOBS);
+  const own = share.flash - share.bare;
+  say(
+    `queue passthrough, the worker's share: p50 ${share.flash.toFixed(3)} ms, the bare worker's ${share.bare.toFixed(3)} ms (the worker's own ${own.toFixed(3)} ms; goal <= ${GOAL_SHARE_MS}); rounds (flash, bare): ${share.rounds.map(([a, b]) => `${a.toFixed(2)}/${b.toFixed(2)}`).join(" ")}`,
+  );
+  const hops = queue.queue! - queue.direct! - share.flash;
+  say(`the local platform's hops and the job's start in flash dev's first token: ${hops.toFixed(2)} ms`);
+  return [
+    {
+      suite: "model server",
+      name: `queue passthrough, the worker's share of a first token: the server's first SSE event written → its stream post at a stand-in platform, both loopback hops in, p50 of ${share.jobs} (rounds flash/bare: ${share.rounds.map(([a, b]) => `${a.toFixed(2)}/${b.toFixed(2)}`).join(" ")})`,
+      value: share.flash,
+      unit: "ms",
+      baseline: { name: "a bare node:http worker, same hops, same turns", value: share.bare },
+      target: `<= ${GOAL_SHARE_MS} ms over the bare worker`,
+      ok: own <= GOAL_SHARE_MS,
+    },
+    {
+      suite: "model server",
+      name: "the local platform's hops (and the job's start, the server's head) in flash dev's /openai/v1 first token: its added ms less the worker's share",
+      value: hops,
+      unit: "ms",
+    },
+  ];
+}
+
 /** One line on stderr as each part ends, so a run cut short still shows what it measured. */
 function say(line: string): void {
   process.stderr.write(`model-server bench: ${line}\n`);
@@ -501,6 +538,10 @@ const bench = async (): Promise<BenchRow[]> => {
     }
   }
   if (model && process.env.MODEL_SERVER_BENCH_ONLY_UPSTREAM === "1") return rows;
+  if (ONLY === "passthrough") {
+    const queue = await queueTokens(NODE, upstreamPort + 1);
+    return [...rows, ...(await passthroughRows(upstreamPort + 6, queue))];
+  }
 
   const bare = await throughput(NODE, upstreamPort, true, true);
   say(
@@ -532,6 +573,7 @@ const bench = async (): Promise<BenchRow[]> => {
     ...relay,
     tokenRow("the load-balanced proxy", STREAMS, tokens.proxied!, tokens.direct!),
     tokenRow("flash dev's /openai/v1 and the queue passthrough", STREAMS, queue.queue!, queue.direct!),
+    ...(await passthroughRows(upstreamPort + 6, queue)),
     ...(queue.compare === undefined
       ? []
       : [
