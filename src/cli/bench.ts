@@ -104,6 +104,10 @@ export const spec = {
       value: "FILE",
       help: "the GPU prices: a saved answer of GET /v2/catalog/gpus (default: the API's own catalog)",
     },
+    stream: toggle(
+      ["--stream"],
+      "a model server's endpoint: send the input's openai_input to <endpoint>/openai/v1<openai_route>, streamed, timing the first token",
+    ),
     json: toggle(["--json"], "the report as JSON (for CI)"),
     ...API_OPTIONS,
   },
@@ -123,6 +127,7 @@ export async function run(args: string[]): Promise<number> {
         ? { kind: "rate", perSecond: options.rate }
         : { kind: "concurrency", callers: options.concurrency ?? 1 };
     const body = readJob(options.input);
+    const stream = options.stream ? openaiRequest(options.input, body) : undefined;
     const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
     const client = new BenchClient(api, api.apiKey);
     const target = await client.resolve(ref, process.cwd());
@@ -138,6 +143,7 @@ export async function run(args: string[]): Promise<number> {
         client,
         target,
         body,
+        stream,
         mode,
         durationMs: options.duration,
         maxRequests: options.requests,
@@ -179,6 +185,20 @@ function readJob(file: string): string {
   if (typeof parsed !== "object" || parsed === null || !("input" in parsed))
     throw new BenchError(`${file} has no "input": flash bench sends it as a queue job, {"input": ...}`);
   return JSON.stringify({ input: (parsed as { input: unknown }).input });
+}
+
+/** The streamed OpenAI request of a model server's test input: `{"input": {"openai_route", "openai_input"}}`. */
+function openaiRequest(file: string, body: string): { route: string; body: string } {
+  const input = (JSON.parse(body) as { input: { openai_route?: unknown; openai_input?: unknown } }).input;
+  if (
+    typeof input?.openai_route !== "string" ||
+    typeof input.openai_input !== "object" ||
+    !input.openai_input
+  )
+    throw new BenchError(
+      `--stream sends a model server's OpenAI request: ${file} needs {"input": {"openai_route": "/v1/chat/completions", "openai_input": {...}}}`,
+    );
+  return { route: input.openai_route, body: JSON.stringify({ ...input.openai_input, stream: true }) };
 }
 
 /** Prices from a saved catalog answer, else the API's GET /v2/catalog/gpus. */

@@ -224,4 +224,54 @@ describe("flash bench on flash dev's model server", { timeout: 150_000 }, () => 
     expect(report.coldStarts).toBeGreaterThanOrEqual(1);
     expect(report.latency.delay.max).toBeGreaterThanOrEqual(1_000);
   });
+
+  it("--stream sends the OpenAI request streamed, timing each first token; the jobs are the platform's", async () => {
+    const before = await counters(at, "model-server");
+    const run = await flashRun(
+      [
+        "bench",
+        "--api-url",
+        at,
+        "--api-key",
+        KEY,
+        "--stream",
+        "--concurrency",
+        "2",
+        "--requests",
+        "8",
+        "--json",
+      ],
+      {},
+      join(ROOT, "examples/model-server"),
+    );
+    const after = await counters(at, "model-server");
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.requests).toEqual({ sent: 8, completed: 8, failed: 0 });
+    expect((after.jobs.COMPLETED ?? 0) - (before.jobs.COMPLETED ?? 0)).toBe(8);
+    // Every request's first token, never after its end; no job timings in a stream, so the platform's sum is used.
+    expect(report.latency.firstToken.count).toBe(8);
+    expect(report.latency.firstToken.max).toBeLessThanOrEqual(report.latency.total.max);
+    expect(report.latency.execution).toBeNull();
+    within2(report.cost.executionSeconds, after.execution - before.execution);
+    expect(report.coldStarts).toBeNull();
+  });
+
+  it("--stream refuses an input that is not a model server's OpenAI request", async () => {
+    const run = await flashRun([
+      "bench",
+      "model-server",
+      "--api-url",
+      at,
+      "--api-key",
+      KEY,
+      "--stream",
+      "--input",
+      "examples/echo/test_input.json",
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      '✗ --stream sends a model server\'s OpenAI request: examples/echo/test_input.json needs {"input": {"openai_route": "/v1/chat/completions", "openai_input": {...}}}',
+    );
+  });
 });

@@ -11,6 +11,8 @@ export interface BenchOptions {
   target: BenchTarget;
   /** The job body sent each time: `{"input": ...}` as JSON. */
   body: string;
+  /** Send the input's `openai_input` to `openai_route` as a streamed OpenAI request instead of a job. */
+  stream?: { route: string; body: string } | undefined;
   mode: LoadMode;
   durationMs: number;
   maxRequests: number;
@@ -52,12 +54,18 @@ export interface BenchReport {
   /** Completed requests per second of sending. */
   throughput: number;
   /** ms: the caller's wait (send → final answer), and the platform's delayTime and executionTime. */
-  latency: { total: LatencySummary | null; delay: LatencySummary | null; execution: LatencySummary | null };
+  latency: {
+    total: LatencySummary | null;
+    delay: LatencySummary | null;
+    execution: LatencySummary | null;
+    /** Streamed requests: send → first token. */
+    firstToken?: LatencySummary | null | undefined;
+  };
   /** The callers' waits (send → final answer), in log-spaced bins. */
   histogram: HistogramBin[];
   failures: FailureKind[];
-  /** Jobs that were the first of a worker not yet ready when the job was sent (it waited for a new worker). */
-  coldStarts: number;
+  /** Jobs that were the first of a worker not yet ready when the job was sent (it waited for a new worker); null for streamed requests, which do not name their worker. */
+  coldStarts: number | null;
   workers: {
     samples: WorkersSample[];
     max: number;
@@ -119,7 +127,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         maxRequests: options.maxRequests,
         signal: options.signal,
       },
-      () => client.job(target, options.body, deadline),
+      () => {
+        const { stream } = options;
+        return stream
+          ? client.openaiStream(target, stream.route, stream.body)
+          : client.job(target, options.body, deadline);
+      },
       options.onProgress && ((p) => options.onProgress?.({ ...p, workers: latest.length })),
     );
     // The workers the load started stay up for their idle timeout, and that time is billed: wait for them.
@@ -163,8 +176,12 @@ function report(
   const { shots } = load;
   const completed = shots.filter((s) => s.kind === "COMPLETED");
   const ran = shots.filter((s) => s.executionTime !== undefined);
-  const executionSeconds = ran.reduce((sum, s) => sum + (s.executionTime ?? 0), 0) / 1000;
   const platform = before && after ? difference(before, after) : undefined;
+  // Streamed requests carry no executionTime: the platform's own sum stands in where it has one.
+  const executionSeconds =
+    ran.length === 0 && platform
+      ? platform.executionSeconds
+      : ran.reduce((sum, s) => sum + (s.executionTime ?? 0), 0) / 1000;
   const sampledSeconds = integrate(seen.samples);
   const workerSeconds = platform ? platform.workerSeconds : sampledSeconds;
   const answeredMs = shots.reduce((max, s) => Math.max(max, s.doneAt), 0);
@@ -179,10 +196,13 @@ function report(
       total: summarize(shots.map((s) => s.doneAt - s.sentAt)),
       delay: summarize(ran.flatMap((s) => (s.delayTime === undefined ? [] : [s.delayTime]))),
       execution: summarize(ran.map((s) => s.executionTime ?? 0)),
+      firstToken: options.stream
+        ? summarize(shots.flatMap((s) => (s.firstTokenMs === undefined ? [] : [s.firstTokenMs])))
+        : undefined,
     },
     histogram: histogram(shots.map((s) => s.doneAt - s.sentAt)),
     failures: failuresByKind(shots),
-    coldStarts: coldStarts(shots, load.startedAt, seen.readySince),
+    coldStarts: options.stream ? null : coldStarts(shots, load.startedAt, seen.readySince),
     workers: {
       samples: seen.samples,
       max: Math.max(0, ...seen.samples.map((s) => s.alive)),

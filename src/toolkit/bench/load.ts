@@ -32,6 +32,8 @@ export interface Outcome {
   delayTime?: number;
   executionTime?: number;
   workerId?: string;
+  /** A streamed request: ms from sending to its first token. */
+  firstTokenMs?: number;
   /** The first words of why it failed. */
   detail?: string;
 }

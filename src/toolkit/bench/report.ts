@@ -22,8 +22,10 @@ export function formatReport(report: BenchReport): string {
     row("  total", latency.total),
     row("  delay", latency.delay),
     row("  execution", latency.execution),
-    "",
   ];
+  // Streamed requests carry no job timings of their own, but the time to their first token.
+  if (latency.firstToken !== undefined) lines.push(row("  first token", latency.firstToken));
+  lines.push("");
   if (report.failures.length === 0) lines.push("failures     none");
   else {
     lines.push("failures");
@@ -34,7 +36,9 @@ export function formatReport(report: BenchReport): string {
   }
   const w = report.workers;
   lines.push(
-    `cold starts  ${report.coldStarts} (jobs that were a new worker's first, sent before it was ready)`,
+    report.coldStarts === null
+      ? "cold starts  n/a (a streamed request does not say which worker ran it)"
+      : `cold starts  ${report.coldStarts} (jobs that were a new worker's first, sent before it was ready)`,
     `workers      at most ${w.max}; ${w.seconds.toFixed(1)} worker-seconds (${w.source === "platform" ? "the platform's count" : "sampled each second"})${w.started !== undefined ? `; ${w.started} started` : ""}${w.settled ? "" : "; still up when --settle ran out"}`,
     "",
   );

@@ -125,6 +125,59 @@ export class BenchClient {
     }
   }
 
+  /**
+   * One streamed OpenAI request to a model server's passthrough (`<endpoint>/openai/v1/...`, stream on): COMPLETED
+   * once its `[DONE]` arrives, with the time to its first token; an error event or a stream cut short is a failure.
+   */
+  async openaiStream(target: BenchTarget, route: string, body: string): Promise<Outcome> {
+    const started = Date.now();
+    const url = `${target.url}/openai/v1${route.replace(/^\/v1(?=\/)/, "")}`;
+    let response: Response;
+    try {
+      response = await this.http.open({
+        method: "POST",
+        url,
+        headers: { ...this.headers(true), Accept: "text/event-stream" },
+        body,
+        timeoutMs: SYNC_TIMEOUT_MS,
+        what: `POST ${route}`,
+      });
+    } catch (err) {
+      return { kind: "connection failed", detail: errorText(err) };
+    }
+    if (!response.ok || !response.body) {
+      return {
+        kind: `HTTP ${response.status}`,
+        detail: (await response.text().catch(() => "")).slice(0, 200),
+      };
+    }
+    const outcome: Outcome = { kind: "stream cut" };
+    const decoder = new TextDecoder();
+    let pending = "";
+    try {
+      for await (const chunk of response.body) {
+        pending += decoder.decode(chunk as Uint8Array, { stream: true });
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) {
+          if (!line.startsWith("data:")) continue;
+          const data = line.slice(5).trim();
+          if (data === "[DONE]") {
+            if (outcome.kind === "stream cut") outcome.kind = "COMPLETED";
+            continue;
+          }
+          if (/^\{"error"/.test(data)) {
+            outcome.kind = "stream error";
+            outcome.detail = data.slice(0, 200);
+          } else outcome.firstTokenMs ??= Date.now() - started;
+        }
+      }
+    } catch (err) {
+      return { ...outcome, kind: "stream cut", detail: errorText(err) };
+    }
+    return outcome;
+  }
+
   private async call(
     method: "GET" | "POST",
     url: string,
