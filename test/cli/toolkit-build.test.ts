@@ -90,6 +90,7 @@ describe("flash build", () => {
       "handler.ts",
       "keep.bin",
       "lib/greet.ts",
+      expect.stringMatching(/^openapi\/flash-app-.+\.json$/),
       "package.json",
     ]);
     const head = readFileSync(result.artifact).subarray(0, 2);
@@ -158,6 +159,13 @@ describe("flash build", () => {
         maxConcurrency: 4,
       }),
     ]);
+    // Each endpoint's OpenAPI document ships beside the manifest, where its entry says.
+    expect(manifest.endpoints.map((e) => e.openapi)).toEqual(["openapi/my-api.json", "openapi/jobs.json"]);
+    const document = JSON.parse(readFileSync(join(project.dir, ".flash", "openapi", "my-api.json"), "utf8"));
+    expect(document).toMatchObject({ openapi: "3.1.0", info: { title: "My API" } });
+    expect(Object.keys(document.paths)).toEqual(["/generate", "/items/{id}"]);
+    const queue = JSON.parse(readFileSync(join(project.dir, ".flash", "openapi", "jobs.json"), "utf8"));
+    expect(queue.components.schemas.Input).toEqual({});
   });
 
   it("Relative import could not be resolved to a local file", async () => {
@@ -345,7 +353,9 @@ describe("Node.js version", () => {
     project = makeProject(GREETER);
     const built = await flashRun(["build"], { LOG_LEVEL: "INFO" }, project.dir);
     expect(built.code).toBe(0);
-    expect(built.stdout).toMatch(/^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), \d+ B, Node\.js \d+$/m);
+    expect(built.stdout).toMatch(
+      /^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), [\d.]+ K?B, Node\.js \d+$/m,
+    );
     expect(built.stdout).toContain("Archive: .flash/artifact.tar.gz");
     expect(built.stderr).toMatch(/\| INFO \| build \| Archiving 3 files into \.flash\/artifact\.tar\.gz$/m);
     const quiet = await flashRun(["build"], { LOG_LEVEL: "ERROR" }, project.dir);
@@ -359,7 +369,7 @@ describe("flash build, as the interface document's error table has it", () => {
     project = makeProject(GREETER);
     const { code, stdout } = await flashRun(["build"], {}, project.dir);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), \d+ B, Node\.js 24$/m);
+    expect(stdout).toMatch(/^✓ built flash-app-\S+ {2}3 files, 1 endpoint\(s\), [\d.]+ K?B, Node\.js 24$/m);
     const manifest = JSON.parse(readFileSync(join(project.dir, ".flash", "flash_manifest.json"), "utf8"));
     expect(manifest.nodeVersion).toBe("24");
   });
@@ -380,6 +390,7 @@ describe("flash build, as the interface document's error table has it", () => {
       "handler.ts",
       "keep.bin",
       "lib/greet.ts",
+      expect.stringMatching(/^openapi\/flash-app-.+\.json$/),
       "package.json",
     ]);
     project.write(".flashignore", "lib/\n");

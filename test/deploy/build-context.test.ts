@@ -260,7 +260,12 @@ describe("flash deploy's image holds no credential file and no content from a li
     );
     const app = appOf(image);
     expect(app.filter((line) => line.includes("SECRET"))).toEqual([]);
-    expect(app.sort()).toEqual(
+    // flash build's OpenAPI document of the endpoint ships beside the manifest (docs/design.md §4.12).
+    expect(app.filter((line) => line.startsWith("openapi/")).sort()).toEqual([
+      "openapi/",
+      expect.stringMatching(/^openapi\/[a-z0-9-]+\.json$/),
+    ]);
+    expect(app.filter((line) => !line.startsWith("openapi/")).sort()).toEqual(
       [
         "common/",
         "common/words.json",

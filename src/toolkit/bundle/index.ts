@@ -1,7 +1,8 @@
 // `flash build`: the app's shipped files and its manifest in `.flash/artifact.tar.gz` (docs/toolkit.md §8.1).
 import { mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, posix, relative, resolve } from "node:path";
+import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import { findHandlerFile } from "../../app/load.js";
+import type { OpenApiDocument } from "../../app/openapi.js";
 import type { Logger } from "../../log/index.js";
 import { VERSION } from "../../version.js";
 import { sourceDateEpoch, writeArchive } from "./archive.js";
@@ -89,7 +90,8 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
     reachable,
   );
 
-  const endpoints = await describeEndpoints(root, entries);
+  const documents = new Map<string, OpenApiDocument>();
+  const endpoints = await describeEndpoints(root, entries, documents);
   const declared = new Map(
     endpoints.flatMap((e) => (e.nodeVersion ? [[e.name, e.nodeVersion] as const] : [])),
   );
@@ -125,6 +127,13 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
 
   const manifestPath = join(workDir, MANIFEST_NAME);
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  // Each endpoint's OpenAPI document beside the manifest, under the path its entry names.
+  const extra: Record<string, string> = { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}` };
+  for (const [path, document] of documents) {
+    mkdirSync(dirname(join(workDir, path)), { recursive: true });
+    writeFileSync(join(workDir, path), `${JSON.stringify(document, null, 2)}\n`);
+    extra[path] = `${WORK_DIR}/${path}`;
+  }
   const artifact = join(workDir, ARTIFACT_NAME);
   rmSync(artifact, { force: true });
   const total = files.length + Object.keys(packages.files).length;
@@ -133,7 +142,7 @@ export async function buildArtifact(options: BuildOptions = {}): Promise<BuildRe
   await writeArchive(
     root,
     files.map((file) => file.path),
-    { [MANIFEST_NAME]: `${WORK_DIR}/${MANIFEST_NAME}`, ...packages.files },
+    { ...extra, ...packages.files },
     artifact,
     {
       links: new Map([

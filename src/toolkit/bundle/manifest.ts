@@ -3,12 +3,15 @@ import { relative } from "node:path";
 import { declarationOf, type EndpointHandlerDefinition } from "../../app/endpoint.js";
 import { endpointIdFor, endpointSlug, loadApp } from "../../app/load.js";
 import { isOpenAICompatible } from "../../app/openai.js";
+import { type OpenApiDocument, openApiDocument } from "../../app/openapi.js";
 import { type App, registry } from "../../app/registry.js";
 import type { CudaFlavor, NodeVersion } from "../../app/settings.js";
 import { isFlashError } from "../../flash-error.js";
 import { BuildError } from "./errors.js";
 
 export const MANIFEST_NAME = "flash_manifest.json";
+/** Where each endpoint's OpenAPI document is in the artifact. */
+const OPENAPI_DIR = "openapi";
 
 export interface ManifestEndpoint {
   name: string;
@@ -37,6 +40,8 @@ export interface ManifestEndpoint {
   /** The CUDA image flavor the Endpoint asks for; absent means base. */
   cudaFlavor?: CudaFlavor;
   env?: Record<string, string>;
+  /** Its OpenAPI document's path in the artifact, `openapi/<id>.json` (docs/design.md §4.12); absent before 0.1. */
+  openapi?: string;
 }
 
 export interface Manifest {
@@ -54,10 +59,14 @@ export interface Manifest {
 
 export { endpointSlug };
 
-/** Loads each entry file (as `flash start` would, without starting it) and describes the endpoint it defines. */
+/**
+ * Loads each entry file (as `flash start` would, without starting it) and describes the endpoint it defines;
+ * `documents` gets each one's OpenAPI document, by the path its manifest entry names.
+ */
 export async function describeEndpoints(
   root: string,
   entries: readonly string[],
+  documents: Map<string, OpenApiDocument> = new Map(),
 ): Promise<ManifestEndpoint[]> {
   const endpoints: ManifestEndpoint[] = [];
   for (const file of entries) {
@@ -69,7 +78,9 @@ export async function describeEndpoints(
     } catch (err) {
       throw new BuildError(loadFailure(err, rel, file));
     }
-    endpoints.push(describe(app, rel, file));
+    const endpoint = describe(app, rel, file);
+    endpoints.push(endpoint);
+    documents.set(`${OPENAPI_DIR}/${endpoint.id}.json`, await openApiDocument(app, endpoint.name));
   }
   const byId = new Map<string, ManifestEndpoint>();
   for (const endpoint of endpoints) {
@@ -129,6 +140,7 @@ function describe(app: App, rel: string, file: string): ManifestEndpoint {
     routes: declaration?.routes.map((route) => ({ method: route.method, path: route.path })) ?? [],
     workers: settings ? [settings.workers[0], settings.workers[1]] : [0, 1],
     executionTimeoutMs: settings?.executionTimeoutMs ?? 0,
+    openapi: `${OPENAPI_DIR}/${endpointIdFor(file, name)}.json`,
     nodeVersion: settings?.nodeVersion,
     maxConcurrency: settings?.maxConcurrency ?? (typeof concurrency === "number" ? concurrency : 1),
     dependencies: [...(settings?.dependencies ?? [])],
