@@ -34,7 +34,7 @@ cd "$RUNTIME"
 [[ -f package-lock.json ]] || cp dist/package-lock.json package-lock.json
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn
 rm -rf /tmp/npm-cache /root/.npm
-# tsx and esbuild (4.6 MB of the layer, gzipped) are for Node 20 and `flash dev`: the image's Node 24 runs a .ts
+# tsx and esbuild (4.9 MB of the layer, gzipped) are for Node 20 and `flash dev`: the image's Node 24 runs a .ts
 # handler itself, type stripping first and its own transform for what stripping refuses (an enum), so on a Node
 # that has both they stay out of the image. The lock says nothing else installed needs them.
 if node -e 'const m = require("node:module"); process.exit(typeof m.registerHooks === "function" && typeof m.stripTypeScriptTypes === "function" ? 0 : 1)'; then
