@@ -17,8 +17,6 @@ import { API_OPTIONS, type CommandSpec, fail, isDeployError, parseCommandArgs } 
 
 /** The largest test input sent as a job (the platform's /runsync takes 20 MB; a bench sends it many times). */
 const MAX_INPUT_BYTES = 1024 * 1024;
-/** How long answers are awaited after sending stops, before a job counts as unfinished. */
-const DRAIN_MS = 120_000;
 
 /** "60s", "90", "2m", "500ms": kept in ms. */
 function duration(raw: string, source: string): number {
@@ -92,6 +90,13 @@ export const spec = {
       value: "T",
       help: "after the last answer, wait this long at most for the workers the load started to stop: their idle time is billed (default 60s)",
     },
+    wait: {
+      flags: ["--wait"],
+      parse: duration,
+      default: 120_000,
+      value: "T",
+      help: "after sending stops, how long to wait for answers before a job counts as unfinished (default 120s)",
+    },
     gpu: repeated(
       ["--gpu"],
       nonEmpty,
@@ -147,7 +152,7 @@ export async function run(args: string[]): Promise<number> {
         mode,
         durationMs: options.duration,
         maxRequests: options.requests,
-        drainMs: DRAIN_MS,
+        drainMs: options.wait,
         settleMs: options.settle,
         catalog,
         gpus: options.gpu,

@@ -68,12 +68,12 @@ async function counters(at = base, endpoint = "echo"): Promise<Counters> {
 const within2 = (measured: number, recorded: number) =>
   expect(Math.abs(measured - recorded)).toBeLessThanOrEqual(Math.max(0.02 * recorded, 0.001));
 
-async function bench(input: unknown, ...args: string[]) {
+async function bench(endpoint: string, input: unknown, ...args: string[]) {
   const file = join(dir, `input-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify({ input }));
   const run = await flashRun([
     "bench",
-    "echo",
+    endpoint,
     "--input",
     file,
     "--api-url",
@@ -94,6 +94,7 @@ describe("flash bench on flash dev", { timeout: 120_000 }, () => {
     const before = await counters();
     // 6/s of half-second jobs on at most 2 workers: the queue grows, so delay and execution both count.
     const { code, report } = await bench(
+      "echo",
       { mock_delay: 0.5 },
       "--rate",
       "6/s",
@@ -138,6 +139,7 @@ describe("flash bench on flash dev", { timeout: 120_000 }, () => {
   it("counts failures by kind, never averaged into the completed ones", async () => {
     const before = await counters();
     const { report } = await bench(
+      "echo",
       { mock_error: "boom" },
       "--concurrency",
       "2",
@@ -169,6 +171,45 @@ describe("flash bench on flash dev", { timeout: 120_000 }, () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`✗ No endpoint named nope on ${base} (there: echo)`);
+  });
+
+  it("finds an endpoint made through REST v2, prices its own GPUs from the API's catalog, and counts a job never answered as unfinished", async () => {
+    // Its image cannot be pulled: the job waits in the queue for a worker that never comes.
+    const created = await fetch(`${base}/v2/serverless`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "gpu-queue",
+        type: "QUEUE",
+        image: "127.0.0.1:1/app:1",
+        gpu: { pools: ["ADA_24"] },
+        workers: { min: 0, max: 1 },
+        scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+      }),
+    });
+    expect(created.status).toBe(201);
+    const { report } = await bench(
+      "gpu-queue",
+      { x: 1 },
+      "--requests",
+      "1",
+      "--duration",
+      "1s",
+      "--wait",
+      "1s",
+      "--settle",
+      "1s",
+    );
+    expect(report.endpoint.name).toBe("gpu-queue");
+    expect(report.requests).toEqual({ sent: 1, completed: 0, failed: 1 });
+    expect(report.failures.map((f: { kind: string }) => f.kind)).toEqual(["unfinished"]);
+    // The endpoint's pool, ADA_24, from its REST record; the local platform's catalog prices it at $0.
+    expect(report.cost.catalog).toBe(`${base}/v2/catalog/gpus`);
+    expect(report.cost.gpus.map((g: { gpu: string; pool: string }) => [g.gpu, g.pool])).toEqual([
+      ["NVIDIA GeForce RTX 4090", "ADA_24"],
+    ]);
+    expect(report.cost.gpus[0].total).toBe(0);
+    expect(report.cost.gpus[0].per1000).toBeNull();
   });
 });
 

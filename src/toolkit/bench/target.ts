@@ -54,6 +54,7 @@ const ONCE = { attempts: 1, baseMs: 0, maxMs: 0 };
 /** /runsync waits up to 90 s on the platform; an answer takes a little longer to arrive. */
 const SYNC_TIMEOUT_MS = 120_000;
 const LOOK_TIMEOUT_MS = 10_000;
+const MAX_SYNC_WAIT_MS = 90_000;
 
 export class BenchClient {
   private readonly http = new HttpClient({ retry: ONCE, retryStatus: () => false });
@@ -110,7 +111,9 @@ export class BenchClient {
 
   /** One job: /runsync, then /status-sync while it is not finished, until `deadline` (Date.now() ms). */
   async job(target: BenchTarget, body: string, deadline: number): Promise<Outcome> {
-    let answer = await this.call("POST", `${target.url}/runsync`, body, "POST /runsync");
+    // The platform holds a sync call up to `wait` ms (1 to 90 s, as RunPod's SDKs send it): never past the deadline.
+    const wait = () => `?wait=${Math.min(MAX_SYNC_WAIT_MS, Math.max(1_000, deadline - Date.now()))}`;
+    let answer = await this.call("POST", `${target.url}/runsync${wait()}`, body, "POST /runsync");
     for (;;) {
       if (!answer.ok) return answer.outcome;
       const view = answer.view;
@@ -121,7 +124,12 @@ export class BenchClient {
       if (view.error !== undefined) outcome.detail = String(view.error).slice(0, 200);
       if (TERMINAL.has(view.status)) return outcome;
       if (Date.now() >= deadline || !view.id) return { ...outcome, kind: "unfinished" };
-      answer = await this.call("GET", `${target.url}/status-sync/${view.id}`, undefined, "GET /status-sync");
+      answer = await this.call(
+        "GET",
+        `${target.url}/status-sync/${view.id}${wait()}`,
+        undefined,
+        "GET /status-sync",
+      );
     }
   }
 
