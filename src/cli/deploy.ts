@@ -141,6 +141,7 @@ export async function run(args: string[]): Promise<number> {
       nodeVersion: options.nodeVersion,
       baseImage: options.baseImage,
       nodeBaseImage: options.nodeBaseImage,
+      imageRepo: options.imageRepo,
       tlsVerify: options.tlsVerify,
       containers: containerToolOptions(options),
     };

@@ -26,6 +26,7 @@ import {
   ImageError,
   imageExists,
   PACKAGE_ROOT,
+  pullRuntimeImage,
   RUNTIME_IMAGES,
   type RuntimeKind,
   runtimeDockerfile,
@@ -36,7 +37,7 @@ import type { CommandSpec } from "./options.js";
 
 export const spec = {
   name: "image",
-  args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--flavor F] [--standin]",
+  args: "build [DIR] | run IMAGE [ARG...] | base [--cpu|--cuda|--all] [--flavor F] [--standin|--build]",
   summary: "docker build / docker run with buildah (or podman, docker): ENTRYPOINT, CMD and signals kept",
   // Help only: each subcommand reads its own flags as docker's CLI does (node:util's parseArgs, -e repeated).
   options: {
@@ -64,21 +65,24 @@ export const spec = {
     },
     standin: toggle(
       ["--standin"],
-      "base: on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
+      "base: build on a local stand-in for node:24-bookworm-slim (Debian + this node), for hosts without Docker Hub",
     ),
+    build: toggle(["--build"], "base: build here even when this version's published images can be pulled"),
   },
 } satisfies CommandSpec;
 
 const USAGE = [
   "usage: flash image build [-t TAG] [-f Dockerfile] [DIR]",
   "       flash image run [-e KEY=VALUE | -e KEY]... IMAGE [ARG...]",
-  "       flash image base [--cpu | --cuda | --all] [--flavor base|runtime|cudnn] [--standin]",
+  "       flash image base [--cpu | --cuda | --all] [--flavor base|runtime|cudnn] [--standin | --build]",
   "",
   "  build  as docker build: buildah bud --format docker --isolation chroot (podman/docker build elsewhere)",
   "  run    as docker run: the image's ENTRYPOINT with ARGs or its CMD, on this machine's network; Ctrl-C and",
   "         SIGTERM reach the container's processes, and the working container is removed at the end",
-  "  base   builds the runtime images flash-worker:cpu and flash-worker:cuda (FROM in your Dockerfile) from this",
-  "         package's Dockerfile.cpu/.gpu into the local storage; on node:24-bookworm-slim from Docker Hub, or",
+  "  base   makes the runtime images flash-worker:cpu and flash-worker:cuda (FROM in your Dockerfile): pulls this",
+  "         version's release (FLASH_IMAGE_REPO, default ghcr.io/flash-worker/flash-worker, :<version>-cpu...) and",
+  "         names it so; when it cannot be pulled, or with --build or --standin, builds it from this package's",
+  "         Dockerfile.cpu/.gpu into the local storage; on node:24-bookworm-slim from Docker Hub, or",
   "         FLASH_NODE_BASE_IMAGE, or with --standin on a Debian bookworm rootfs (debootstrap, cached in",
   "         FLASH_IMAGE_CACHE) plus this machine's node and npm, for hosts without Docker Hub (needs buildah, root);",
   "         --flavor picks the CUDA image: base (flash-worker:cuda, nvidia/cuda's base: the host driver does the",
@@ -166,6 +170,7 @@ async function base(args: string[]): Promise<number> {
       cuda: { type: "boolean" },
       all: { type: "boolean" },
       standin: { type: "boolean" },
+      build: { type: "boolean" },
       flavor: { type: "string" },
     },
   });
@@ -188,6 +193,16 @@ async function base(args: string[]): Promise<number> {
     ? await standinBase(t, containers.containerStorage)
     : containers.nodeBaseImage;
   for (const kind of kinds) {
+    if (!values.build && !values.standin) {
+      const pull = await pullRuntimeImage(t, kind, containers.imageRepo, show);
+      if ("pulled" in pull) {
+        show(
+          `✓ ${RUNTIME_IMAGES[kind]} pulled from ${pull.pulled} (FROM flash-worker:${kind} in your Dockerfile)`,
+        );
+        continue;
+      }
+      show(`${pull.failed} could not be pulled (${pull.reason}): building it here`);
+    }
     show(
       `Building ${RUNTIME_IMAGES[kind]} from ${runtimeDockerfile(kind)} on ${nodeBase ?? "node:24-bookworm-slim"}`,
     );

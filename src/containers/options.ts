@@ -14,6 +14,8 @@ export const CONTAINER_OPTIONS = {
   containerStorage: { env: ["FLASH_CONTAINER_STORAGE"], parse: nonEmpty },
   /** Node base the runtime image is built on when it must be built here. */
   nodeBaseImage: { env: ["FLASH_NODE_BASE_IMAGE"], parse: nonEmpty },
+  /** Where releases publish the runtime images: pulled as <repo>:<version>-<kind> before building them here. */
+  imageRepo: { env: ["FLASH_IMAGE_REPO"], parse: nonEmpty },
 } as const satisfies OptionTable;
 
 /** The tool settings those variables give. */

@@ -41,6 +41,8 @@ export interface ImageOptions {
   nodeVersion?: string;
   baseImage?: string;
   nodeBaseImage?: string;
+  /** Where the runtime image is pulled from when it is not in local storage (FLASH_IMAGE_REPO). */
+  imageRepo?: string;
   tlsVerify?: boolean;
   /** The container tool to build and push with (FLASH_CONTAINER_TOOL, FLASH_CONTAINER_STORAGE). */
   containers?: ContainerToolOptions;
@@ -259,6 +261,7 @@ export async function pushAppImage(options: ImageOptions, built: BuildResult): P
     kind,
     baseImage: options.baseImage,
     nodeBaseImage: options.nodeBaseImage,
+    imageRepo: options.imageRepo,
     tlsVerify: options.tlsVerify,
     log: options.log.child({ subject: "image" }),
   });

@@ -26,6 +26,7 @@ import {
 } from "../../containers/tool.js";
 import { FlashError } from "../../flash-error.js";
 import type { Logger } from "../../log/index.js";
+import { VERSION } from "../../version.js";
 import { checkArtifact, sourceDateEpoch } from "../bundle/archive.js";
 import { credentialDockerignore, credentialRules } from "../bundle/credentials.js";
 import { INSTALL_DIR } from "../bundle/dependencies.js";
@@ -100,6 +101,8 @@ export interface ImageOptions {
   baseImage?: string;
   /** Node base for building the runtime image here (its Dockerfiles' BASE build argument). */
   nodeBaseImage?: string;
+  /** Where the runtime image is pulled from before it is built here (FLASH_IMAGE_REPO; default PUBLISHED_REPO). */
+  imageRepo?: string;
   /** Default: off for a registry on loopback, on elsewhere. */
   tlsVerify?: boolean;
   log: Logger;
@@ -174,6 +177,8 @@ export async function buildAndPush(options: ImageOptions): Promise<BuiltImage> {
         ...npmrc.args,
         ...ignoreArgs,
         ...(runtimeBase && tool.name !== "docker" ? ["--pull=never"] : []),
+        // A FROM on a registry of this machine (a rehearsal's, a CI's) is plain HTTP, as the push below assumes.
+        ...(!runtimeBase && tool.name !== "docker" && isLoopbackRegistry(base) ? ["--tls-verify=false"] : []),
         // A fixed creation time (and file times in the layers): the same sources and lock give the same digest.
         ...(tool.name === "docker" ? [] : ["--timestamp", String(imageEpoch())]),
         "-f",
@@ -429,7 +434,46 @@ export function generatedDockerfile(
 /** The stand-in for the Dockerfiles' `node:24-bookworm-slim` that docker/build.sh makes (Debian + this node). */
 export const STANDIN_IMAGE = "localhost/flash-standin:bookworm";
 
-/** The runtime image in local storage, else pulled, else built from the package's own Dockerfile. */
+/** Where a release publishes the runtime images (scripts/release/images.sh): `<repo>:<version>-<kind>`. */
+export const PUBLISHED_REPO = "ghcr.io/flash-worker/flash-worker";
+
+/** This package version's published runtime image of one kind. */
+export function publishedImage(kind: RuntimeKind, repo: string = PUBLISHED_REPO): string {
+  return `${repo}:${VERSION}-${kind}`;
+}
+
+/**
+ * Pulls this version's published runtime image and names it as the local one (flash-worker:<kind>); why not when
+ * it cannot (before the first release, or offline), so the caller builds it instead.
+ */
+export async function pullRuntimeImage(
+  tool: ContainerTool,
+  kind: RuntimeKind,
+  repo: string | undefined,
+  show: (line: string) => void,
+): Promise<{ pulled: string } | { failed: string; reason: string }> {
+  const ref = publishedImage(kind, repo);
+  const tls = `--tls-verify=${!isLoopbackRegistry(ref)}`;
+  // A release not there yet, or a registry out of reach, should not cost buildah's three tries 2 s apart (0 means 3).
+  const flags =
+    tool.name === "docker"
+      ? []
+      : tool.name === "buildah"
+        ? ["--retry", "1", "--retry-delay", "0s", tls]
+        : [tls];
+  try {
+    await runTool(tool, ["pull", ...flags, ref], { onLine: show });
+    await runTool(tool, ["tag", ref, RUNTIME_IMAGES[kind]]);
+    return { pulled: ref };
+  } catch (err) {
+    const lines = detail(err)
+      .split("\n")
+      .map((line) => line.trim());
+    return { failed: ref, reason: lines.filter(Boolean).pop() ?? "" };
+  }
+}
+
+/** The runtime image in local storage, else pulled (this version's release), else built from the package's Dockerfile. */
 async function ensureRuntimeImage(
   options: ImageOptions,
   image: string,
@@ -437,16 +481,15 @@ async function ensureRuntimeImage(
 ): Promise<void> {
   const { tool, log } = options;
   if (await imageExists(tool, image)) return;
-  try {
-    await runTool(tool, ["pull", image], { onLine: show });
-    return;
-  } catch {
-    // Not published anywhere reachable: built below.
-  }
   const kind =
     (Object.keys(RUNTIME_IMAGES) as RuntimeKind[]).find((k) => RUNTIME_IMAGES[k] === image) ?? "cpu";
+  const pull = await pullRuntimeImage(tool, kind, options.imageRepo, show);
+  if ("pulled" in pull) {
+    log.info(`Pulled the runtime image ${pull.pulled} as ${image}`);
+    return;
+  }
   log.info(
-    `The runtime image ${image} is in neither local storage nor a reachable registry: building it first from ${runtimeDockerfile(kind)}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
+    `The runtime image ${image} is in neither local storage nor a reachable registry (${pull.failed}: ${pull.reason}): building it first from ${runtimeDockerfile(kind)}${options.nodeBaseImage ? ` on ${options.nodeBaseImage}` : ""}`,
   );
   await buildRuntimeImage({
     tool,
