@@ -478,11 +478,11 @@ echo "buildah storage used: $(du -sh "$work" 2>/dev/null | cut -f1) in $work"
 
 say "not checked here"
 if [[ $real_bases == no ]]; then
-  echo "- the real bases: node:24-bookworm-slim and nvidia/cuda:*-cudnn-runtime-ubuntu22.04 were not pulled"
+  echo "- the real bases: node:24-bookworm-slim and nvidia/cuda:12.8.1-{base,runtime,cudnn-runtime}-ubuntu22.04 were not pulled"
   echo "  (no registry); a Debian bookworm minbase rootfs + node $standin_node stood in for both."
   echo "  Run with --real-bases on a machine with registry access before a release."
 fi
-echo "- CUDA and cuDNN libraries, and nvidia-smi on a GPU host: no GPU and no CUDA base here; only the"
+echo "- the host driver's libcuda and NVML mounted by the NVIDIA container toolkit, and nvidia-smi: no GPU and no CUDA base here; only the"
 echo "  no-GPU start-up line was checked."
 echo "- HEALTHCHECK executed by a container engine: the script was run by hand inside the image; buildah does"
 echo "  not run health checks and podman run does not work here."
