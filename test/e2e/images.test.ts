@@ -224,8 +224,52 @@ describe("flash image build and flash image run (a user's docker build / docker 
     expect(base.status, base.stdout + base.stderr).toBe(0);
     expect(base.stdout).toContain("✓ localhost/flash-worker:cuda");
     expect(containersIn(work)).toEqual([]);
+    // The default CUDA image is NVIDIA's base flavor (here the stand-in takes BASE's place; the label stays).
+    expect(flavorLabel(work, "localhost/flash-worker:cuda")).toBe("base");
+  });
+
+  it("flash image base --cuda --flavor cudnn builds flash-worker:cuda-cudnn, on nvidia/cuda's cudnn-runtime flavor", {
+    timeout: 10 * 60_000,
+  }, () => {
+    const bad = spawnSync(process.execPath, [FLASH, "image", "base", "--cuda", "--flavor", "devel"], {
+      env,
+      encoding: "utf8",
+    });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("flash image: --flavor devel: expected one of base, runtime, cudnn");
+    const base = spawnSync(
+      process.execPath,
+      [FLASH, "image", "base", "--cuda", "--flavor", "cudnn", "--standin"],
+      { env, encoding: "utf8" },
+    );
+    expect(base.status, base.stdout + base.stderr).toBe(0);
+    expect(base.stdout).toContain("✓ localhost/flash-worker:cuda-cudnn");
+    expect(flavorLabel(work, "localhost/flash-worker:cuda-cudnn")).toBe("cudnn-runtime");
+    expect(containersIn(work)).toEqual([]);
   });
 });
+
+/** The CUDA flavor Dockerfile.gpu recorded in an image's labels. */
+function flavorLabel(work: string, image: string): string | undefined {
+  const inspected = spawnSync(
+    "buildah",
+    [
+      "--root",
+      join(work, "storage"),
+      "--runroot",
+      join(work, "run"),
+      "--storage-driver",
+      "vfs",
+      "inspect",
+      "--type",
+      "image",
+      image,
+    ],
+    { encoding: "utf8" },
+  );
+  const info = JSON.parse(inspected.stdout) as { Docker?: { config?: { Labels?: Record<string, string> } } };
+  return info.Docker?.config?.Labels?.["io.flash-worker.cuda-flavor"];
+}
 
 /** Runs one of the docker/ scripts with bash and a controlled environment. */
 function script(file: string, args: string[], env: Record<string, string>, cwd = ROOT) {
