@@ -131,11 +131,19 @@ export async function run(args: string[]): Promise<number> {
       options.rate !== undefined
         ? { kind: "rate", perSecond: options.rate }
         : { kind: "concurrency", callers: options.concurrency ?? 1 };
-    const body = readJob(options.input);
-    const stream = options.stream ? openaiRequest(options.input, body) : undefined;
+    const input = readInput(options.input);
     const api = connectApi({ apiUrl: options.apiUrl, apiKey: options.apiKey, log });
     const client = new BenchClient(api, api.apiKey);
     const target = await client.resolve(ref, process.cwd());
+    if ((target.kind === "queue") !== (input.kind === "job"))
+      throw new BenchError(
+        target.kind === "queue"
+          ? `${target.name} is a queue endpoint: ${options.input} must be a job, {"input": ...}`
+          : `${target.name} is load-balanced: ${options.input} must be a request, {"method", "path", "body"} (or {"requests": [...]}, the first one sent)`,
+      );
+    const body = input.kind === "job" ? input.body : "";
+    const stream = options.stream && input.kind === "job" ? openaiRequest(options.input, body) : undefined;
+    const route = input.kind === "request" ? input : undefined;
     const wantsPrice = options.gpu.length > 0 || (target.rest?.gpu?.pools.length ?? 0) > 0;
     const catalog = wantsPrice ? await readCatalog(options.catalog, api) : { from: "none needed", gpus: [] };
     const interrupted = nextShutdownSignal();
@@ -149,6 +157,7 @@ export async function run(args: string[]): Promise<number> {
         target,
         body,
         stream,
+        route,
         mode,
         durationMs: options.duration,
         maxRequests: options.requests,
@@ -171,8 +180,12 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-/** The test input as a job body: `{"input": ...}` only (a load-balanced request is not benched yet). */
-function readJob(file: string): string {
+type BenchInput =
+  | { kind: "job"; body: string }
+  | { kind: "request"; method: string; path: string; body?: string };
+
+/** The test input: a job body `{"input": ...}`, or a load-balanced request `{"method", "path", "body"}` (or `requests[0]`). */
+function readInput(file: string): BenchInput {
   const path = resolve(file);
   let size: number;
   try {
@@ -187,9 +200,23 @@ function readJob(file: string): string {
   } catch (err) {
     throw new BenchError(`${file} is not JSON: ${(err as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || !("input" in parsed))
-    throw new BenchError(`${file} has no "input": flash bench sends it as a queue job, {"input": ...}`);
-  return JSON.stringify({ input: (parsed as { input: unknown }).input });
+  if (typeof parsed === "object" && parsed !== null && "input" in parsed)
+    return { kind: "job", body: JSON.stringify({ input: (parsed as { input: unknown }).input }) };
+  const requests = (parsed as { requests?: unknown } | null)?.requests;
+  const first = (Array.isArray(requests) ? requests[0] : parsed) as
+    | { method?: unknown; path?: unknown; body?: unknown }
+    | undefined;
+  if (typeof first?.path !== "string" || !first.path.startsWith("/"))
+    throw new BenchError(
+      `${file} is neither a job, {"input": ...}, nor a request, {"method", "path": "/...", "body"}`,
+    );
+  const method = typeof first.method === "string" ? first.method.toUpperCase() : "GET";
+  return {
+    kind: "request",
+    method,
+    path: first.path,
+    body: first.body === undefined ? undefined : JSON.stringify(first.body),
+  };
 }
 
 /** The streamed OpenAI request of a model server's test input: `{"input": {"openai_route", "openai_input"}}`. */

@@ -316,3 +316,95 @@ describe("flash bench on flash dev's model server", { timeout: 150_000 }, () => 
     );
   });
 });
+
+describe("flash bench on a load-balanced endpoint", { timeout: 120_000 }, () => {
+  let lb: Flash;
+  let at: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    at = `http://127.0.0.1:${port}`;
+    lb = flash(["dev", "test/fixtures/lb-routes.ts", "--port", String(port), "--api-key", KEY]);
+    await lb.waitForLine(/^Ready\. Try: curl/, 60_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    lb?.child.kill("SIGINT");
+    await lb?.exited;
+  });
+
+  /** The platform's answers of routes-api by status code. */
+  async function answers(): Promise<Record<string, number>> {
+    const text = await (await fetch(`${at}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
+    const out: Record<string, number> = {};
+    for (const m of text.matchAll(/^flash_lb_requests_total\{endpoint="routes-api",code="(\d+)"\} (\S+)$/gm))
+      out[m[1]!] = Number(m[2]);
+    return out;
+  }
+
+  async function routeBench(request: unknown) {
+    const file = join(dir, `request-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, JSON.stringify(request));
+    const run = await flashRun([
+      "bench",
+      "routes-api",
+      "--input",
+      file,
+      "--api-url",
+      at,
+      "--api-key",
+      KEY,
+      "--concurrency",
+      "2",
+      "--requests",
+      "10",
+      "--settle",
+      "1s",
+      "--json",
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    return JSON.parse(run.stdout);
+  }
+
+  it("sends the test input's route request, and its answers are the platform's", async () => {
+    const before = await answers();
+    const report = await routeBench({ method: "GET", path: "/hello/ann" });
+    const after = await answers();
+    expect(report.endpoint.url).toBe(`${at}/lb/routes-api`);
+    expect(report.requests).toEqual({ sent: 10, completed: 10, failed: 0 });
+    expect((after["200"] ?? 0) - (before["200"] ?? 0)).toBe(10);
+    // A route answer names no worker and carries no job timings.
+    expect(report.latency.delay).toBeNull();
+    expect(report.coldStarts).toBeNull();
+    expect(report.workers.source).toBe("sampled");
+    expect(report.workers.max).toBe(1);
+  });
+
+  it("counts each answer that is not 2xx by its status", async () => {
+    const before = await answers();
+    const report = await routeBench({ requests: [{ method: "GET", path: "/nowhere" }] });
+    const after = await answers();
+    expect(report.requests).toEqual({ sent: 10, completed: 0, failed: 10 });
+    expect(report.failures.map((f: { kind: string; count: number }) => [f.kind, f.count])).toEqual([
+      ["HTTP 404", 10],
+    ]);
+    expect((after["404"] ?? 0) - (before["404"] ?? 0)).toBe(10);
+  });
+
+  it("refuses a job for a load-balanced endpoint, saying what it needs", async () => {
+    const run = await flashRun([
+      "bench",
+      "routes-api",
+      "--api-url",
+      at,
+      "--api-key",
+      KEY,
+      "--input",
+      "examples/echo/test_input.json",
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      '✗ routes-api is load-balanced: examples/echo/test_input.json must be a request, {"method", "path", "body"} (or {"requests": [...]}, the first one sent)',
+    );
+  });
+});

@@ -11,6 +11,8 @@ export interface BenchOptions {
   target: BenchTarget;
   /** The job body sent each time: `{"input": ...}` as JSON. */
   body: string;
+  /** A load-balanced endpoint's request, sent instead of a job. */
+  route?: { method: string; path: string; body?: string } | undefined;
   /** Send the input's `openai_input` to `openai_route` as a streamed OpenAI request instead of a job. */
   stream?: { route: string; body: string } | undefined;
   mode: LoadMode;
@@ -128,7 +130,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         signal: options.signal,
       },
       () => {
-        const { stream } = options;
+        const { stream, route } = options;
+        if (route) return client.route(target, route);
         return stream
           ? client.openaiStream(target, stream.route, stream.body)
           : client.job(target, options.body, deadline);
@@ -183,7 +186,8 @@ function report(
       ? platform.executionSeconds
       : ran.reduce((sum, s) => sum + (s.executionTime ?? 0), 0) / 1000;
   const sampledSeconds = integrate(seen.samples);
-  const workerSeconds = platform ? platform.workerSeconds : sampledSeconds;
+  const counted = platform?.workerSeconds !== undefined;
+  const workerSeconds = platform?.workerSeconds ?? sampledSeconds;
   const answeredMs = shots.reduce((max, s) => Math.max(max, s.doneAt), 0);
   return {
     endpoint: { id: options.target.id, name: options.target.name, url: options.target.url },
@@ -202,14 +206,14 @@ function report(
     },
     histogram: histogram(shots.map((s) => s.doneAt - s.sentAt)),
     failures: failuresByKind(shots),
-    coldStarts: options.stream ? null : coldStarts(shots, load.startedAt, seen.readySince),
+    coldStarts: options.stream || options.route ? null : coldStarts(shots, load.startedAt, seen.readySince),
     workers: {
       samples: seen.samples,
       max: Math.max(0, ...seen.samples.map((s) => s.alive)),
       seconds: round(workerSeconds, 3),
-      source: platform ? "platform" : "sampled",
+      source: counted ? "platform" : "sampled",
       sampledSeconds: round(sampledSeconds, 3),
-      started: platform?.workerStarts,
+      started: counted ? platform?.workerStarts : undefined,
       settled: seen.settled,
     },
     platform,
@@ -281,16 +285,20 @@ export function integrate(samples: readonly WorkersSample[]): number {
 }
 
 function difference(before: PlatformCounters, after: PlatformCounters): PlatformCounters {
-  const jobs: Record<string, number> = {};
-  for (const [status, n] of Object.entries(after.jobs)) {
-    const d = n - (before.jobs[status] ?? 0);
-    if (d > 0) jobs[status] = d;
-  }
+  const grown = (a: Record<string, number>, b: Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [key, n] of Object.entries(b)) if (n - (a[key] ?? 0) > 0) out[key] = n - (a[key] ?? 0);
+    return out;
+  };
   return {
-    jobs,
+    jobs: grown(before.jobs, after.jobs),
+    answers: grown(before.answers, after.answers),
     executionSeconds: round(after.executionSeconds - before.executionSeconds, 3),
     delaySeconds: round(after.delaySeconds - before.delaySeconds, 3),
-    workerSeconds: round(after.workerSeconds - before.workerSeconds, 3),
+    workerSeconds:
+      after.workerSeconds === undefined
+        ? undefined
+        : round(after.workerSeconds - (before.workerSeconds ?? 0), 3),
     workerStarts: after.workerStarts - before.workerStarts,
   };
 }

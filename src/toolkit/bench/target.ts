@@ -19,7 +19,8 @@ export class BenchError extends FlashError {
 export interface BenchTarget {
   id: string;
   name: string;
-  /** `<base>/v2/<id>`: where /runsync goes. */
+  kind: "queue" | "load-balanced";
+  /** `<base>/v2/<id>` where /runsync goes; a load-balanced endpoint's routes' base URL. */
   url: string;
   /** Its REST v2 record, when REST v2 knows it (its GPUs and their count come from there). */
   rest?: RestEndpoint | undefined;
@@ -36,9 +37,12 @@ export interface WorkerSeen {
 /** Counters of the local platform's /metrics for one endpoint (absent on RunPod). */
 export interface PlatformCounters {
   jobs: Record<string, number>;
+  /** A load-balanced endpoint's answers by HTTP status code. */
+  answers: Record<string, number>;
   executionSeconds: number;
   delaySeconds: number;
-  workerSeconds: number;
+  /** Absent where the platform does not count them (a load-balanced endpoint's workers). */
+  workerSeconds?: number | undefined;
   workerStarts: number;
 }
 
@@ -47,6 +51,8 @@ interface ConsoleEndpointView {
   name: string;
   kind: "queue" | "load-balanced";
   workerList: { id: string; state: string }[];
+  workersRunning: number;
+  workersReady?: number;
 }
 
 /** Each request is one attempt: a failure is a result to count, not something to hide by retrying. */
@@ -82,13 +88,15 @@ export class BenchClient {
     }
     const onConsole = local?.find((e) => e.id === ref || e.name === ref);
     if (onConsole) {
-      if (onConsole.kind !== "queue") throw this.notQueue(onConsole.name);
+      const lb = onConsole.kind === "load-balanced";
       // An endpoint made through REST v2 on `flash serve` is on the console too; its REST record has its GPUs.
       const rest = await findEndpoint(this.api, onConsole.id).catch(() => undefined);
       return {
         id: onConsole.id,
-        name: onConsole.name,
-        url: `${this.api.url}/v2/${onConsole.id}`,
+        // flash dev names an endpoint by its file on the console; its id is what the user types.
+        name: rest?.name ?? onConsole.id,
+        kind: onConsole.kind,
+        url: `${this.api.url}/${lb ? "lb" : "v2"}/${onConsole.id}`,
         rest,
       };
     }
@@ -99,14 +107,36 @@ export class BenchClient {
         );
       throw err;
     });
-    if (rest.type === "LOAD_BALANCER") throw this.notQueue(rest.name);
-    return { id: rest.id, name: rest.name, url: endpointUrl(rest, "QUEUE"), rest };
+    const type = rest.type === "LOAD_BALANCER" ? "LOAD_BALANCER" : "QUEUE";
+    return {
+      id: rest.id,
+      name: rest.name,
+      kind: type === "QUEUE" ? "queue" : "load-balanced",
+      url: endpointUrl(rest, type),
+      rest,
+    };
   }
 
-  private notQueue(name: string): BenchError {
-    return new BenchError(
-      `${name} is a load-balanced endpoint: flash bench sends queue jobs only so far (its routes are not benched yet)`,
-    );
+  /** One request to a load-balanced endpoint's route: COMPLETED on a 2xx answer, else its status is the kind. */
+  async route(
+    target: BenchTarget,
+    request: { method: string; path: string; body?: string },
+  ): Promise<Outcome> {
+    try {
+      const answer = await this.http.send({
+        method: request.method as "GET",
+        url: `${target.url}${request.path}`,
+        headers: this.headers(request.body !== undefined),
+        body: request.body,
+        timeoutMs: SYNC_TIMEOUT_MS,
+        what: `${request.method} ${request.path}`,
+      });
+      const status = answer.response.status;
+      if (status >= 200 && status < 300) return { kind: "COMPLETED" };
+      return { kind: `HTTP ${status}`, detail: answer.text.slice(0, 200) };
+    } catch (err) {
+      return { kind: "connection failed", detail: errorText(err) };
+    }
   }
 
   /** One job: /runsync, then /status-sync while it is not finished, until `deadline` (Date.now() ms). */
@@ -231,6 +261,15 @@ export class BenchClient {
       }));
     }
     const endpoint = (await this.consoleEndpoints())?.find((e) => e.id === target.id);
+    // The console counts a load-balanced endpoint's workers without naming them.
+    if (endpoint?.kind === "load-balanced") {
+      const ready = endpoint.workersReady ?? endpoint.workersRunning;
+      return Array.from({ length: endpoint.workersRunning }, (_, i) => ({
+        id: `#${i}`,
+        ready: i < ready,
+        running: false,
+      }));
+    }
     return (endpoint?.workerList ?? [])
       .filter((w) => w.state !== "exited" && w.state !== "unhealthy")
       .map((w) => ({
@@ -303,9 +342,9 @@ function errorText(err: unknown): string {
 export function readCounters(text: string, endpointId: string): PlatformCounters {
   const counters: PlatformCounters = {
     jobs: {},
+    answers: {},
     executionSeconds: 0,
     delaySeconds: 0,
-    workerSeconds: 0,
     workerStarts: 0,
   };
   for (const line of text.split("\n")) {
@@ -318,6 +357,7 @@ export function readCounters(text: string, endpointId: string): PlatformCounters
     if (labels.endpoint !== endpointId) continue;
     const value = Number(rawValue);
     if (name === "flash_jobs_total" && labels.status) counters.jobs[labels.status] = value;
+    else if (name === "flash_lb_requests_total" && labels.code) counters.answers[labels.code] = value;
     else if (name === "flash_job_execution_seconds_sum") counters.executionSeconds = value;
     else if (name === "flash_job_delay_seconds_sum") counters.delaySeconds = value;
     else if (name === "flash_worker_seconds_total") counters.workerSeconds = value;
