@@ -127,6 +127,7 @@ export async function run(args: string[]): Promise<number> {
       executionTimeoutMs: app.executionTimeoutMs,
       openaiCompatible: app.openaiCompatible,
       openapi: app.openapi,
+      checkInput: app.checkInput,
       routes: app.loadBalanced ? app.routes : undefined,
       // RUNPOD_INIT_TIMEOUT, when set, bounds every worker's start; else a model server's own limit does.
       initTimeoutMs: options.initTimeout === undefined ? app.startLimitMs : undefined,

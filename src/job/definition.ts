@@ -20,6 +20,11 @@ export interface HandlerOptions {
   /** A Standard Schema (zod, valibot, arktype…): the job's input is validated before the handler runs. */
   input?: StandardSchemaV1;
   /**
+   * With `input`: the local platform (`flash dev`) also checks each job's input at /run and /runsync and refuses
+   * one that fails with a 400 carrying the same message the worker would fail the job with, before it is queued.
+   */
+  validateAtSubmit?: boolean;
+  /**
    * Warm-up: runs once before the first job is taken, awaited, within RUNPOD_INIT_TIMEOUT; a throw
    * reports the worker unhealthy and it exits 1 (docs/protocol.md §10.2).
    */
@@ -65,7 +70,12 @@ export function defineHandler<I, O>(
   }
   return {
     kind: "handler",
-    fn: options.input ? (withInputSchema(fn as HandlerFn, options.input) as HandlerFn<I, O>) : fn,
+    fn: options.input
+      ? (withInputSchema(fn as HandlerFn, options.input, options.validateAtSubmit === true) as HandlerFn<
+          I,
+          O
+        >)
+      : fn,
     concurrency,
     returnAggregateStream: options.returnAggregateStream ?? false,
     refreshWorker: options.refreshWorker ?? false,

@@ -79,7 +79,7 @@ export function check<T>(
  * handler sees the schema's output (defaults and transforms applied); bad input fails the job before
  * `fn` runs, with every issue listed.
  */
-export function withInputSchema(fn: HandlerFn, schema: StandardSchemaV1): HandlerFn {
+export function withInputSchema(fn: HandlerFn, schema: StandardSchemaV1, atSubmit = false): HandlerFn {
   const call = (job: Job, checked: Checked<unknown>) => {
     if (!checked.ok) throw new ValidationError("input", checked.issues);
     return fn({ ...job, input: checked.value });
@@ -88,7 +88,8 @@ export function withInputSchema(fn: HandlerFn, schema: StandardSchemaV1): Handle
     const checked = check(schema, job.input, "input");
     return checked instanceof Promise ? checked.then((c) => call(job, c)) : call(job, checked);
   };
-  return withSchema(validated, schema);
+  withSchema(validated, schema);
+  return atSubmit ? Object.defineProperty(validated, AT_SUBMIT, { value: true }) : validated;
 }
 
 // Symbol.for: the runtime or toolkit reading the schema may be another copy of the package than the app's.
@@ -97,6 +98,21 @@ const SCHEMA = Symbol.for("flash-worker.schema");
 /** Records on a validating function the schema it checks, for the endpoint's OpenAPI document. */
 export function withSchema<F extends object>(fn: F, schema: StandardSchemaV1): F {
   return Object.defineProperty(fn, SCHEMA, { value: schema });
+}
+
+const AT_SUBMIT = Symbol.for("flash-worker.validate-at-submit");
+
+/**
+ * The check the local platform runs at submit for a handler declared with `validateAtSubmit`: the message of
+ * the ValidationError the worker would fail the job with, or undefined when the input passes.
+ */
+export function submitCheckOf(fn: unknown): ((input: unknown) => Promise<string | undefined>) | undefined {
+  const schema = schemaOf(fn);
+  if (schema === undefined || (fn as { [AT_SUBMIT]?: unknown })[AT_SUBMIT] !== true) return undefined;
+  return async (input) => {
+    const checked = await check(schema, input, "input");
+    return checked.ok ? undefined : new ValidationError("input", checked.issues).message;
+  };
 }
 
 /** The schema a handler or route function validates its input with, if it was declared with one. */

@@ -89,12 +89,15 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     return { endpoint, job };
   };
 
-  const submit = (request: FastifyRequest, sync: boolean): JobRecord => {
+  const submit = async (request: FastifyRequest, sync: boolean): Promise<JobRecord> => {
     const endpoint = endpointFrom(scheduler, request);
     const body = request.body as JobRequestBody;
     if (body.input === undefined || body.input === null) {
       throw new HttpError(400, 'Missing "input": the body must be {"input": ...}');
     }
+    // The handler's own schema, when it asked to be checked at submit: the worker's message, before the queue.
+    const refused = await endpoint.config.checkInput?.(body.input);
+    if (refused !== undefined) throw new HttpError(400, refused);
     if (body.webhook !== undefined && !isHttpUrl(body.webhook)) {
       throw new HttpError(400, `Invalid "webhook": ${JSON.stringify(body.webhook)} is not an http(s) URL`);
     }
@@ -116,7 +119,7 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     "/run",
     { bodyLimit: RUN_BODY_LIMIT, schema: { body: jobRequestSchema }, preParsing },
     async (request) => {
-      const job = submit(request, false);
+      const job = await submit(request, false);
       return { id: job.id, status: "IN_QUEUE" };
     },
   );
@@ -127,7 +130,7 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     async (request, reply) => {
       const { wait } = request.query as { wait?: string };
       const waitMs = waitParam(wait, DEFAULT_SYNC_WAIT_MS);
-      const job = submit(request, true);
+      const job = await submit(request, true);
       await scheduler.waitForTerminal(job, waitMs, clientGone(reply));
       return jobView(job);
     },

@@ -25,6 +25,11 @@ export interface EndpointInit {
   initTimeoutMs?: number;
   /** The app's OpenAPI document as JSON (flash dev makes it from loading the app), served at /v2/<id>/openapi.json. */
   openapi?: string;
+  /**
+   * The handler's input check, when it asked for one at submit (`validateAtSubmit`; flash dev has it from the app
+   * it loaded): a message refuses the job with a 400 before it is queued.
+   */
+  checkInput?: (input: unknown) => Promise<string | undefined>;
 }
 
 /** An endpoint as Platform.listEndpoints() describes it. */

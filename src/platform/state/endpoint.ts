@@ -40,6 +40,8 @@ export interface EndpointConfig {
   initTimeoutMs?: number;
   /** The app's OpenAPI document as JSON, when the platform's caller loaded the app (flash dev). */
   openapi?: string;
+  /** Refuses a job at /run and /runsync whose input fails the handler's schema (validateAtSubmit): the message. */
+  checkInput?: (input: unknown) => Promise<string | undefined>;
 }
 
 export const ENDPOINT_DEFAULTS = {

@@ -173,5 +173,6 @@ function endpointConfig(init: EndpointInit, workerCommand: (file: string) => str
     openaiCompatible: init.openaiCompatible,
     initTimeoutMs: init.initTimeoutMs,
     openapi: init.openapi,
+    checkInput: init.checkInput,
   };
 }

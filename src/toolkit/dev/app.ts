@@ -9,6 +9,7 @@ import { isOpenAICompatible } from "../../app/openai.js";
 import { openApiDocument } from "../../app/openapi.js";
 import type { App } from "../../app/registry.js";
 import { sampleRoute } from "../../app/sample.js";
+import { submitCheckOf } from "../../job/validate.js";
 import { shellQuote } from "../../platform/index.js";
 import { openaiBaseUrl } from "../deploy/mapping.js";
 
@@ -30,6 +31,8 @@ export interface DevApp {
   server?: { command: string; args?: readonly string[] };
   /** The app's OpenAPI document as JSON (docs/design.md §4.12). */
   openapi?: string;
+  /** The queue handler's input check at submit, when it declared `validateAtSubmit`. */
+  checkInput?: (input: unknown) => Promise<string | undefined>;
 }
 
 /** What a worker does besides waiting for its model server (import, fitness checks) before it is ready. */
@@ -73,6 +76,7 @@ export async function describeApp(file: string): Promise<DevApp> {
     startLimitMs: model ? model.settings.startTimeoutMs + START_SLACK_MS : undefined,
     server: model ? { command: model.settings.command, args: model.settings.args } : undefined,
     openapi: JSON.stringify(await openApiDocument(app, settings?.name ?? basename(file))),
+    checkInput: submitCheckOf((app.kind === "handler" ? app : declaration?.queueHandler)?.fn),
   };
 }
 
