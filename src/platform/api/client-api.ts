@@ -189,6 +189,17 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
     return { id: job.id, status: job.status };
   });
 
+  endpointInfoRoutes(app, ctx);
+
+  app.post("/purge-queue", async (request) => {
+    const endpoint = endpointFrom(scheduler, request);
+    return { removed: scheduler.purge(endpoint), status: "completed" };
+  });
+}
+
+/** What the client API says of an endpoint rather than a job: its OpenAPI document and its health. */
+function endpointInfoRoutes(app: FastifyInstance, ctx: PlatformContext): void {
+  const { scheduler } = ctx;
   // The document flash dev made from the app (src/app/openapi.ts); an endpoint made otherwise has none to serve.
   app.get("/openapi.json", async (request, reply) => {
     const endpoint = endpointFrom(scheduler, request);
@@ -225,11 +236,6 @@ export async function clientApi(app: FastifyInstance, ctx: PlatformContext): Pro
         unhealthy,
       },
     };
-  });
-
-  app.post("/purge-queue", async (request) => {
-    const endpoint = endpointFrom(scheduler, request);
-    return { removed: scheduler.purge(endpoint), status: "completed" };
   });
 }
 
