@@ -51,35 +51,45 @@ report_gpus() {
   fi
 }
 
-# The flash-worker copy that `import "flash-worker"` resolves to from $1: node's walk up node_modules dirs.
+# The flash-worker copy that `import "flash-worker"` resolves to from folder $1 (node's walk up node_modules
+# folders), into $runtime. Bash only, no subprocess: each fork and exec cost a cold start milliseconds.
 resolve_runtime() {
   local dir=$1
   while true; do
     if [[ -f $dir/node_modules/flash-worker/package.json ]]; then
-      realpath "$dir/node_modules/flash-worker"
+      runtime=$dir/node_modules/flash-worker
       return
     fi
-    [[ $dir != / ]] || break
-    dir=$(dirname "$dir")
+    [[ -n $dir && $dir != / ]] || break
+    dir=${dir%/*}
   done
-  printf '%s\n' "$IMAGE_RUNTIME"
+  runtime=$IMAGE_RUNTIME
 }
 
 # Runs `flash "$@"` with the copy the handler's imports will load, so there is exactly one runtime instance
 # (one handler registry). An app that installed its own flash-worker gets its own copy, and is told so.
 run_flash() {
-  local from=$PWD
+  local from=$PWD runtime
   if [[ ${1:-} == start || ${1:-} == run ]] && [[ -n ${2:-} && ${2:-} != -* ]]; then
-    from=$(dirname "$(realpath -m "$2")")
+    local file=$2
+    [[ $file == /* ]] || file=$PWD/$file
+    # Node resolves imports from where the handler really lies: a linked file is followed (rare, one realpath)
+    # and linked folders by cd -P, which needs no subprocess.
+    [[ ! -L $file ]] || file=$(realpath -m -- "$file")
+    if cd -P -- "${file%/*}" 2>/dev/null; then
+      from=$PWD
+      cd -- "$OLDPWD"
+    fi
   fi
-  local runtime image_runtime
-  runtime=$(resolve_runtime "$from")
-  image_runtime=$(realpath "$IMAGE_RUNTIME")
-  if [[ $runtime != "$image_runtime" ]]; then
+  resolve_runtime "$from"
+  # -ef compares what the paths name (device and inode): /node_modules/flash-worker links to the image's copy.
+  if [[ $runtime -ef $IMAGE_RUNTIME ]]; then
+    runtime=$IMAGE_RUNTIME
+  else
     local versions
     # Only this rare path pays for a node start; package.json formatting varies, so JSON is parsed properly.
     versions=$(node -p 'process.argv.slice(1).map((p) => { try { return require(p).version } catch { return "unknown" } }).join(" ")' \
-      "$runtime/package.json" "$image_runtime/package.json")
+      "$runtime/package.json" "$IMAGE_RUNTIME/package.json")
     local app_version=${versions%% *} image_version=${versions##* }
     if [[ $app_version != "$image_version" ]]; then
       log WARN "flash-worker ${app_version} installed by the app (${runtime}) differs from the image's ${image_version}; running the app's copy. Drop flash-worker from the app's dependencies to use the image's, or build FROM an image tag of the same version."

@@ -34,8 +34,21 @@ cd "$RUNTIME"
 [[ -f package-lock.json ]] || cp dist/package-lock.json package-lock.json
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache --loglevel=warn
 rm -rf /tmp/npm-cache /root/.npm
-# tsx and esbuild stay (about 4.9 MB of the layer, gzipped): Node's own transform runs a .ts handler of an ES
-# module package, but not `import` in a "type": "commonjs" one (what `npm init -y` writes), which tsx runs.
+# tsx and esbuild (4.9 MB of the layer, gzipped) are for Node 20 and `flash dev`: the image's Node 24 runs a .ts
+# handler itself, type stripping first and its own transform for what stripping refuses (an enum, a "commonjs"
+# package's imports), so on a Node that has both they stay out of the image. The lock says nothing else needs them.
+if node -e 'const m = require("node:module"); process.exit(typeof m.registerHooks === "function" && typeof m.stripTypeScriptTypes === "function" ? 0 : 1)'; then
+  node -e '
+    const gone = new Set(["tsx", "esbuild", "get-tsconfig", "resolve-pkg-maps"]);
+    const name = (path) => path.slice(path.lastIndexOf("node_modules/") + 13);
+    const needs = Object.entries(require("./package-lock.json").packages)
+      .filter(([path, p]) => path && !p.dev && !gone.has(name(path)) && !name(path).startsWith("@esbuild/"))
+      .filter(([, p]) => Object.keys({ ...p.dependencies, ...p.peerDependencies }).some((d) => gone.has(d)));
+    if (needs.length > 0) throw new Error("install.sh: needed by " + needs.map(([path]) => path).join(", "));
+  '
+  rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild node_modules/get-tsconfig \
+    node_modules/resolve-pkg-maps node_modules/.bin/tsx node_modules/.bin/esbuild
+fi
 # Installed by copy rather than `npm install -g`, so npm did not mark the bin executable.
 chmod 0755 dist/cli/main.js docker/entrypoint.sh docker/healthcheck.sh
 
@@ -80,7 +93,7 @@ node --input-type=module -e "await (await import('$RUNTIME/dist/runtime/start.js
 # And what tracing (OTEL_EXPORTER_OTLP_ENDPOINT) and LOG_FORMAT=json load on demand: imported, not started.
 node --input-type=module -e "await import('$RUNTIME/dist/trace/otel.js'); await import('$RUNTIME/dist/log/json.js')"
 unset NODE_COMPILE_CACHE
-# A .ts handler with an enum runs in the image, or the build fails.
+# A .ts handler with an enum runs in the image (Node's transform where tsx was left out above), or the build fails.
 printf '{"type": "module"}\n' >"$warm/package.json"
 printf 'import { handler } from "flash-worker";\nenum Answer { Yes = "yes" }\nexport default handler(() => ({ answer: Answer.Yes }));\n' >"$warm/enum.ts"
 flash start "$warm/enum.ts" --test_input '{"input": {}}' >"$warm/out" 2>&1 && grep -qF '{"output":{"answer":"yes"}}' "$warm/out" ||

@@ -1,4 +1,4 @@
-// A minimal job queue for the image smoke test (docker/build.sh, run inside the image with the image's tsx):
+// A minimal job queue for the image smoke test (docker/build.sh, run inside the image by its Node 24):
 // serves one job from job-take, then "no job" (204), and prints every result and stream post, so a queue
 // worker in the image runs end to end without the platform. Usage: fake-platform.ts <port> '<job JSON>'
 import { createServer } from "node:http";

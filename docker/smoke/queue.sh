@@ -12,8 +12,8 @@ running=${SMOKE_RUNNING:?}
 log=/tmp/smoke-queue.log
 platform_log=/tmp/smoke-platform.log
 
-# The fake platform is TypeScript: run it with the tsx the image's runtime depends on.
-(cd /usr/local/lib/node_modules/flash-worker && exec node --import tsx "$here/fake-platform.ts" "$port" "$job") >"$platform_log" 2>&1 &
+# The fake platform is TypeScript with types only: the images' Node 24 strips them itself.
+node "$here/fake-platform.ts" "$port" "$job" >"$platform_log" 2>&1 &
 platform=$!
 trap 'kill "$platform" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening "$platform_log" && break; sleep 0.1; done

@@ -2,6 +2,7 @@
 // run by Node's own transform (module.stripTypeScriptTypes in "transform" mode, through module.registerHooks): no
 // compiler package needed. The images (Node 24) ship without tsx and esbuild and load such handlers this way.
 import * as nodeModule from "node:module";
+import { Script } from "node:vm";
 
 type Format = string | null | undefined;
 interface Resolved {
@@ -40,6 +41,18 @@ export function canTransformTypeScript(): boolean {
 
 /** A relative `./x.js` (or .mjs, .cjs) import, as TypeScript sources write them for `./x.ts`. */
 const JS_SPECIFIER = /^\.{1,2}\/.*\.(c|m)?js$/;
+/** A relative import without a file extension (`./util`, `./user.service`), as CommonJS TypeScript writes them. */
+const BARE_RELATIVE = /^\.{1,2}(\/.*)?$/;
+const HAS_EXTENSION = /\.(c|m)?(j|t)s$|\.json$|\.node$/;
+/** What such an import names, tried in TypeScript's order (`moduleResolution: "node"`). */
+const BARE_CANDIDATES = [".ts", ".tsx", ".js", "/index.ts", "/index.js"];
+/** V8's complaints about ES module syntax in a script: how Node's own syntax detection tells a module apart. */
+const MODULE_ONLY_SYNTAX = [
+  "Cannot use import statement outside a module",
+  "Unexpected token 'export'",
+  "Cannot use 'import.meta' outside a module",
+  "await is only valid in async functions and the top level bodies of modules",
+];
 
 /**
  * Registers the hooks once for the whole process; false where this Node lacks them. Node hands over a `.ts`
@@ -56,9 +69,18 @@ export function registerTypeScriptTransform(): boolean {
       try {
         return next(specifier, context);
       } catch (err) {
-        if ((err as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND" || !JS_SPECIFIER.test(specifier))
-          throw err;
-        return next(specifier.replace(/js$/, "ts"), context);
+        const code = (err as { code?: unknown }).code;
+        if (code !== "ERR_MODULE_NOT_FOUND" && code !== "ERR_UNSUPPORTED_DIR_IMPORT") throw err;
+        if (JS_SPECIFIER.test(specifier)) return next(specifier.replace(/js$/, "ts"), context);
+        if (!BARE_RELATIVE.test(specifier) || HAS_EXTENSION.test(specifier)) throw err;
+        for (const suffix of BARE_CANDIDATES) {
+          try {
+            return next(specifier + suffix, context);
+          } catch {
+            // not this one: the next candidate, and the original error when none exists
+          }
+        }
+        throw err;
       }
     },
     load(url, context, next) {
@@ -67,17 +89,26 @@ export function registerTypeScriptTransform(): boolean {
       if (format !== "module-typescript" && format !== "commonjs-typescript") return loaded;
       const raw = loaded.source ?? "";
       const source = typeof raw === "string" ? raw : new TextDecoder().decode(raw);
-      return {
-        format: format === "module-typescript" ? "module" : "commonjs",
-        source: quietly(() =>
-          stripTypeScriptTypes(source, { mode: "transform", sourceMap: true, sourceUrl: url }),
-        ),
-        shortCircuit: true,
-      };
+      const js = quietly(() =>
+        stripTypeScriptTypes(source, { mode: "transform", sourceMap: true, sourceUrl: url }),
+      );
+      // A package that says "commonjs" (npm init -y) with a file that imports: run it as the module it is.
+      const module = format === "module-typescript" || hasModuleSyntax(js);
+      return { format: module ? "module" : "commonjs", source: js, shortCircuit: true };
     },
   });
   process.setSourceMapsEnabled(true);
   return true;
+}
+
+/** Whether `code` only compiles as an ES module: parsed as CommonJS would (in a function), never run. */
+function hasModuleSyntax(code: string): boolean {
+  try {
+    new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`);
+    return false;
+  } catch (err) {
+    return err instanceof SyntaxError && MODULE_ONLY_SYNTAX.includes(err.message);
+  }
 }
 
 /** Runs `fn` without Node's one-time "stripTypeScriptTypes is an experimental feature" warning on stderr. */

@@ -75,6 +75,30 @@ describe("the runtime as the images install it (production dependencies, no comp
         "",
       ].join("\n"),
     );
+    // What `npm init -y` makes: a "commonjs" package whose TypeScript imports, extensionless as tsc's users write.
+    const cjs = join(dir, "cjs-app");
+    mkdirSync(join(cjs, "lib"), { recursive: true });
+    writeFileSync(join(cjs, "package.json"), JSON.stringify({ name: "cjs-app", type: "commonjs" }));
+    writeFileSync(
+      join(cjs, "greet.service.ts"),
+      'export const greet = (name: string): string => "hi " + name;\n',
+    );
+    writeFileSync(join(cjs, "lib", "index.ts"), 'export enum Mood { Glad = "glad" }\n');
+    writeFileSync(join(cjs, "legacy.ts"), "module.exports = { legacy: (n: number): number => n + 1 };\n");
+    writeFileSync(
+      join(cjs, "handler.ts"),
+      [
+        'import { handler } from "flash-worker";',
+        'import { greet } from "./greet.service";',
+        'import { Mood } from "./lib";',
+        'import legacy from "./legacy";',
+        "export default handler<{ name: string }>((job) => {",
+        '  if (!job.input.name) throw new RangeError("no name");',
+        "  return { text: greet(job.input.name), mood: Mood.Glad, next: legacy.legacy(1) };",
+        "});",
+        "",
+      ].join("\n"),
+    );
     writeFileSync(
       join(app, "traced.mjs"),
       'import { handler } from "flash-worker";\nexport default handler(() => ({ traced: true }));\n',
@@ -89,12 +113,12 @@ describe("the runtime as the images install it (production dependencies, no comp
     expect(installed("@opentelemetry/api")).toBe(true);
   });
 
-  const start = (node: string, input: unknown) =>
+  const start = (node: string, input: unknown, app = "app") =>
     spawnSync(
       node,
       [join(pkg, "dist/cli/main.js"), "start", "handler.ts", "--test_input", JSON.stringify(input)],
       {
-        cwd: join(dir, "app"),
+        cwd: join(dir, app),
         encoding: "utf8",
         env: { PATH: process.env.PATH ?? "", HOME: dir },
         timeout: 60_000,
@@ -112,6 +136,15 @@ describe("the runtime as the images install it (production dependencies, no comp
         const failed = start(node, { input: {} });
         expect(failed.stdout + failed.stderr).toContain("RangeError: no size");
         expect(failed.stdout + failed.stderr).toMatch(/handler\.ts:5:\d+/);
+      });
+      it(`Node ${version}: a "commonjs" package's .ts handler that imports (npm init -y) runs as a module, extensionless imports found`, () => {
+        const ok = start(node, { input: { name: "ada" } }, "cjs-app");
+        expect(ok.stdout + ok.stderr).toContain('{"output":{"text":"hi ada","mood":"glad","next":2}}');
+        expect(ok.status, ok.stderr).toBe(0);
+        expect(ok.stderr).not.toContain("Warning");
+        const failed = start(node, { input: {} }, "cjs-app");
+        expect(failed.stdout + failed.stderr).toContain("RangeError: no name");
+        expect(failed.stdout + failed.stderr).toMatch(/handler\.ts:6:\d+/);
       });
     } else {
       it(`Node ${version}: no loader for that handler here, and the message says what to do`, () => {

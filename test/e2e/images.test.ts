@@ -3,7 +3,7 @@
 // so it runs only when FLASH_IMAGE_TESTS=1 (CI sets it); otherwise it is skipped, saying why.
 // The images' entrypoint and health check scripts are also run here on this machine, always (fast).
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -411,6 +411,33 @@ describe("flash-entrypoint (docker/entrypoint.sh, run on this machine)", () => {
     const broken = script(ENTRYPOINT, [], {}, app);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toContain(`| ERROR | image | flash-worker at ${own} has no dist/cli/main.js`);
+  });
+
+  it("the copy is looked up from where the handler really lies, and a link to the image's copy is the image's", () => {
+    // app2/src/handler.ts reached through a linked folder: only the real path walks up to app2's own copy.
+    const app = join(dir, "app2");
+    const own = join(app, "node_modules/flash-worker");
+    mkdirSync(join(own, "dist/cli"), { recursive: true });
+    mkdirSync(join(app, "src"), { recursive: true });
+    writeFileSync(join(own, "package.json"), JSON.stringify({ name: "flash-worker", version: "9.9.8" }));
+    writeFileSync(
+      join(own, "dist/cli/main.js"),
+      "console.log('app2 copy: ' + process.argv.slice(2).join(' '));\n",
+    );
+    const linked = join(dir, "linked");
+    symlinkSync(join(app, "src"), linked);
+    const viaLink = script(ENTRYPOINT, [join(linked, "handler.ts")], {}, dir);
+    expect(viaLink.code).toBe(0);
+    expect(viaLink.stdout).toContain(`| WARN | image | flash-worker 9.9.8 installed by the app (${own})`);
+    expect(viaLink.stdout).toContain(`app2 copy: start ${join(linked, "handler.ts")}`);
+    // node_modules/flash-worker linking to the image's copy (as /node_modules/flash-worker does): no message.
+    const app3 = join(dir, "app3");
+    mkdirSync(join(app3, "node_modules"), { recursive: true });
+    symlinkSync(ROOT, join(app3, "node_modules/flash-worker"));
+    const image = script(ENTRYPOINT, ["flash", "--help"], {}, app3);
+    expect(image.code).toBe(0);
+    expect(image.stdout).toContain("usage: flash <command> [options]");
+    expect(image.stdout).not.toContain("| image |");
   });
 });
 
