@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs inside an image (docker/build.sh copies it in): the image's own ENTRYPOINT + CMD, given as "$@",
-# works as a queue worker against fake-platform.ts: takes the job, and SIGTERM sent to tini while the job
+# works as a queue worker against fake-platform.mjs: takes the job, and SIGTERM sent to tini while the job
 # runs reaches the runtime, which drains (the job finishes and its result is posted) and exits 0.
 set -euo pipefail
 
@@ -12,8 +12,8 @@ running=${SMOKE_RUNNING:?}
 log=/tmp/smoke-queue.log
 platform_log=/tmp/smoke-platform.log
 
-# The fake platform is TypeScript with types only: the images' Node 24 strips them itself.
-node "$here/fake-platform.ts" "$port" "$job" >"$platform_log" 2>&1 &
+# The fake platform is plain JavaScript: it runs on whichever node the image has (a stand-in may have Node 20).
+node "$here/fake-platform.mjs" "$port" "$job" >"$platform_log" 2>&1 &
 platform=$!
 trap 'kill "$platform" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening "$platform_log" && break; sleep 0.1; done

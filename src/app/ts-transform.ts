@@ -92,9 +92,11 @@ export function registerTypeScriptTransform(): boolean {
       const js = quietly(() =>
         stripTypeScriptTypes(source, { mode: "transform", sourceMap: true, sourceUrl: url }),
       );
-      // A package that says "commonjs" (npm init -y) with a file that imports: run it as the module it is.
-      const module = format === "module-typescript" || hasModuleSyntax(js);
-      return { format: module ? "module" : "commonjs", source: js, shortCircuit: true };
+      if (format === "module-typescript") return { format: "module", source: js, shortCircuit: true };
+      // A package that says "commonjs" (npm init -y) with a file that imports: run it as the module it is,
+      // with the CommonJS names it uses (as tsx, which compiles it to CommonJS, would give it).
+      if (hasModuleSyntax(js)) return { format: "module", source: commonJsNames(js), shortCircuit: true };
+      return { format: "commonjs", source: js, shortCircuit: true };
     },
   });
   process.setSourceMapsEnabled(true);
@@ -109,6 +111,28 @@ function hasModuleSyntax(code: string): boolean {
   } catch (err) {
     return err instanceof SyntaxError && MODULE_ONLY_SYNTAX.includes(err.message);
   }
+}
+
+/** CommonJS's names that an ES module lacks: each one `code` uses and does not declare itself. */
+const COMMONJS_NAMES: Record<string, string> = {
+  require: "__flashRequire(import.meta.url)",
+  __filename: "import.meta.filename",
+  __dirname: "import.meta.dirname",
+};
+
+/** `code` with CommonJS's names it uses defined on its first line (one line: the source map stays true below). */
+function commonJsNames(code: string): string {
+  const used = Object.keys(COMMONJS_NAMES).filter(
+    (name) =>
+      new RegExp(`\\b${name}\\b`).test(code) &&
+      !new RegExp(`\\b(const|let|var|function|class|as)\\s+${name}\\b|[{,]\\s*${name}\\s*[,}]`).test(code),
+  );
+  if (used.length === 0) return code;
+  const names = used.map((name) => `${name} = ${COMMONJS_NAMES[name]}`).join(", ");
+  const helper = used.includes("require")
+    ? 'import { createRequire as __flashRequire } from "node:module"; '
+    : "";
+  return `${helper}const ${names}; ${code}`;
 }
 
 /** Runs `fn` without Node's one-time "stripTypeScriptTypes is an experimental feature" warning on stderr. */

@@ -255,14 +255,14 @@ export async function ceilingRows(
     if (!bare || !ours) throw new Error("rounds() lost a process");
     const lanes = concurrency === 1 ? "" : ", 32 lanes";
     const loop = `bare node:http loop${lanes}`;
-    const goal = concurrency === 1 ? 0.85 : 0.95;
     row({
       name: `no-op jobs/s, concurrency ${concurrency}${on}${pinned} (medians of 3 alternating rounds)`,
       value: ours.jobsPerSecond,
       unit: "jobs/s",
       baseline: { name: loop, value: bare.jobsPerSecond },
-      target: `>= ${goal}× bare node:http loop`,
-      ok: ours.jobsPerSecond >= goal * bare.jobsPerSecond,
+      // Issue 46: the per-job path is done; these rows guard it against regressions.
+      target: ">= 1× bare node:http loop (regression guard)",
+      ok: ours.jobsPerSecond >= bare.jobsPerSecond,
     });
     row({
       name: `worker CPU per job (all threads), concurrency ${concurrency}${on}`,
@@ -310,13 +310,15 @@ export async function ceilingRows(
     7,
     node,
   );
+  // Node 20 left maintenance in April 2026 (issue 46): its start row is for information, the goal is Node 24's.
+  const informational = version.startsWith("v20.");
   row({
-    name: `process start → first job-take (handler.mjs)${on} (medians of 7, starts taking turns)`,
+    name: `process start → first job-take (handler.mjs)${on} (medians of 7, starts taking turns)${informational ? ", for information: Node 20 is past maintenance" : ""}`,
     value: start,
     unit: "ms",
     baseline: { name: "bare node:http loop", value: bareStart },
-    target: "<= 1.3× bare node:http loop",
-    ok: start <= 1.3 * bareStart,
+    target: informational ? undefined : "<= 1.3× bare node:http loop",
+    ok: informational ? undefined : start <= 1.3 * bareStart,
   });
   const bareIdle = await idleRss(BARE_HTTP, node);
   const idle = await idleRss(WORKER, node);

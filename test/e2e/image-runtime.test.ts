@@ -92,9 +92,12 @@ describe("the runtime as the images install it (production dependencies, no comp
         'import { greet } from "./greet.service";',
         'import { Mood } from "./lib";',
         'import legacy from "./legacy";',
+        'import { basename } from "node:path";',
         "export default handler<{ name: string }>((job) => {",
         '  if (!job.input.name) throw new RangeError("no name");',
-        "  return { text: greet(job.input.name), mood: Mood.Glad, next: legacy.legacy(1) };",
+        '  const os: typeof import("node:os") = require("node:os");',
+        '  const where = basename(__dirname) + "/" + basename(__filename);',
+        "  return { text: greet(job.input.name), mood: Mood.Glad, next: legacy.legacy(1), where, os: os.platform() };",
         "});",
         "",
       ].join("\n"),
@@ -137,14 +140,16 @@ describe("the runtime as the images install it (production dependencies, no comp
         expect(failed.stdout + failed.stderr).toContain("RangeError: no size");
         expect(failed.stdout + failed.stderr).toMatch(/handler\.ts:5:\d+/);
       });
-      it(`Node ${version}: a "commonjs" package's .ts handler that imports (npm init -y) runs as a module, extensionless imports found`, () => {
+      it(`Node ${version}: a "commonjs" package's .ts handler that imports (npm init -y) runs as a module with require and __dirname, extensionless imports found`, () => {
         const ok = start(node, { input: { name: "ada" } }, "cjs-app");
-        expect(ok.stdout + ok.stderr).toContain('{"output":{"text":"hi ada","mood":"glad","next":2}}');
+        expect(ok.stdout + ok.stderr).toContain(
+          '{"output":{"text":"hi ada","mood":"glad","next":2,"where":"cjs-app/handler.ts","os":"linux"}}',
+        );
         expect(ok.status, ok.stderr).toBe(0);
         expect(ok.stderr).not.toContain("Warning");
         const failed = start(node, { input: {} }, "cjs-app");
         expect(failed.stdout + failed.stderr).toContain("RangeError: no name");
-        expect(failed.stdout + failed.stderr).toMatch(/handler\.ts:6:\d+/);
+        expect(failed.stdout + failed.stderr).toMatch(/handler\.ts:7:\d+/);
       });
     } else {
       it(`Node ${version}: no loader for that handler here, and the message says what to do`, () => {

@@ -1,14 +1,14 @@
-// A minimal job queue for the image smoke test (docker/build.sh, run inside the image by its Node 24):
+// A minimal job queue for the image smoke test (docker/build.sh, run inside the image by its node):
 // serves one job from job-take, then "no job" (204), and prints every result and stream post, so a queue
-// worker in the image runs end to end without the platform. Usage: fake-platform.ts <port> '<job JSON>'
+// worker in the image runs end to end without the platform. Usage: fake-platform.mjs <port> '<job JSON>'
 import { createServer } from "node:http";
 
 const port = Number(process.argv[2]);
-let job: string | undefined = process.argv[3];
+let job = process.argv[3];
 
 createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const chunks = [];
+  request.on("data", (chunk) => chunks.push(chunk));
   request.on("end", () => {
     const path = request.url ?? "";
     if (request.method === "GET" && path.startsWith("/take")) {
