@@ -114,6 +114,8 @@ describe("the load-balanced relay, beside the model server called directly", () 
       "application/json",
       "X-Req",
       "1",
+      "X-Req",
+      "1b",
       "x-REQ",
       "2",
       "Accept",
@@ -126,9 +128,10 @@ describe("the load-balanced relay, beside the model server called directly", () 
     const { direct: a, relayed: b } = await both("POST", "/any/path?a=1&b=two", headers, '{"x":1}');
     expect(seen(b.body)).toEqual(seen(a.body));
     // What the server saw is the client's headers in order, repeats apart, the hop's gone.
-    expect(seen(b.body).rawHeaders.slice(0, 4)).toEqual([
+    expect(seen(b.body).rawHeaders.slice(0, 5)).toEqual([
       ["Content-Type", "application/json"],
       ["X-Req", "1"],
+      ["X-Req", "1b"],
       ["x-REQ", "2"],
       ["Accept", "text/plain"],
     ]);
