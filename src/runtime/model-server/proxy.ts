@@ -23,8 +23,8 @@ export type RawHandler = (req: IncomingMessage, res: ServerResponse) => void;
 type Undici = typeof import("undici");
 
 /**
- * The model server's connections: kept alive, as many as requests in flight, and no timeouts of undici's own (300 s
- * each by default): a generation may take longer, and the endpoint's execution timeout is the relay's.
+ * The model server's connections: kept alive, as many as requests in flight, and no timeouts of undici's own
+ * (300 s each by default): a generation may take longer, and the endpoint's execution timeout is the relay's.
  */
 const POOL_OPTIONS: Pool.Options = { headersTimeout: 0, bodyTimeout: 0 };
 
@@ -33,7 +33,7 @@ const POOL_OPTIONS: Pool.Options = { headersTimeout: 0, bodyTimeout: 0 };
  * goes to fastify; every other one is relayed to the model server as it arrives and its answer as it comes,
  * chunk by chunk (SSE too), without fastify's request and reply objects. The hop to the model server is undici's
  * (a Pool and its dispatch(), the answer written to the client's response as it is parsed): less CPU per request
- * than node:http's client (docs/benchmarks.md, "The load-balanced relay").
+ * than node:http's client (docs/benchmarks.md, issue 46's relay, "Then onto undici").
  */
 export function proxyFirst(
   server: ModelServer,
@@ -205,10 +205,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
 /**
  * The request's headers as the model server gets them (case and order kept, a name's repeats together in their
- * order, the hop's dropped, and Expect, which this server already answered with 100 Continue), and how its body is
- * framed. Content-Length is undici's to write (lowercase, after the others: it frames the body it sends). An object,
- * not undici's flat array form: with the array, the same relay spent 3–4× as long in V8's scavenges (its objects
- * outlived more of them), a tenth of its CPU (docs/benchmarks.md, "The load-balanced relay").
+ * order, the hop's dropped, and Expect, which this server already answered with 100 Continue), and how its body
+ * is framed. Content-Length is undici's to write (lowercase, after the others: it frames the body it sends).
+ * An object, not undici's flat array form: given the array, the relay spent 3–4× as long in V8's scavenges (its
+ * objects outlived more of them), a tenth of its CPU (docs/benchmarks.md, issue 46's relay, "Then onto undici").
  */
 function requestHead(raw: readonly string[]): {
   headers: Record<string, string | string[]>;
