@@ -30,6 +30,11 @@ export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeader
 /** The lengths of HOP_BY_HOP's names: a raw header name of another length is passed on without lowercasing it. */
 const HOP_LENGTHS = new Set([...HOP_BY_HOP].map((name) => name.length));
 
+/** Whether a header name (any case) is hop-by-hop or Host: a relay does not pass it on. */
+export function isHopHeader(name: string): boolean {
+  return HOP_LENGTHS.has(name.length) && HOP_BY_HOP.has(name.toLowerCase());
+}
+
 /**
  * forwardHeaders on a message's raw headers (`[name, value, name, value, …]` as they came, case and repeats kept),
  * the form node:http's request() and writeHead() take as they are: no header object is built on either side.
@@ -38,7 +43,7 @@ export function forwardRawHeaders(raw: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (HOP_LENGTHS.has(name.length) && HOP_BY_HOP.has(name.toLowerCase())) continue;
+    if (isHopHeader(name)) continue;
     out.push(name, raw[i + 1]!);
   }
   return out;

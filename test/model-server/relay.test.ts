@@ -1,7 +1,8 @@
 // The load-balanced relay, differentially: the same requests sent to a model server directly and through the relay
 // must reach it, and come back, the same but for the hop-by-hop headers and Host: status and reason, headers in
-// their case, order and repeats, bodies (chunked too), bodiless answers and an event stream.
-import { request } from "node:http";
+// their case, order and repeats, bodies (chunked too), bodiless answers and an event stream; and what only the relay
+// does: Expect answered at its own hop, 1xx answers kept to the hop, a 502 for a server that hangs up, backpressure.
+import { type IncomingMessage, request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Endpoint } from "../../src/app/endpoint.js";
@@ -113,6 +114,8 @@ describe("the load-balanced relay, beside the model server called directly", () 
       "application/json",
       "X-Req",
       "1",
+      "X-Req",
+      "1b",
       "x-REQ",
       "2",
       "Accept",
@@ -125,9 +128,10 @@ describe("the load-balanced relay, beside the model server called directly", () 
     const { direct: a, relayed: b } = await both("POST", "/any/path?a=1&b=two", headers, '{"x":1}');
     expect(seen(b.body)).toEqual(seen(a.body));
     // What the server saw is the client's headers in order, repeats apart, the hop's gone.
-    expect(seen(b.body).rawHeaders.slice(0, 4)).toEqual([
+    expect(seen(b.body).rawHeaders.slice(0, 5)).toEqual([
       ["Content-Type", "application/json"],
       ["X-Req", "1"],
+      ["X-Req", "1b"],
       ["x-REQ", "2"],
       ["Accept", "text/plain"],
     ]);
@@ -169,6 +173,53 @@ describe("the load-balanced relay, beside the model server called directly", () 
         rawHeaders: endToEnd(a.rawHeaders),
       });
       expect(b.body).toBe("");
+    }
+  });
+
+  it("a request that expects 100 Continue gets it, and its body reaches the server; Expect stays at the relay's hop", async () => {
+    const headers = ["Content-Type", "text/plain", "Expect", "100-continue", "X-After", "1"];
+    const { direct: a, relayed: b } = await both("POST", "/expecting", headers, "the body");
+    expect(b.status).toBe(200);
+    expect(seen(b.body).body).toBe("the body");
+    const withoutExpect = (raw: [string, string][]) => raw.filter(([name]) => name !== "Expect");
+    expect(withoutExpect(seen(b.body).rawHeaders)).toEqual(withoutExpect(seen(a.body).rawHeaders));
+  });
+
+  it("an informational answer (103 Early Hints) stays at the hop: the final answer comes back, the same as directly", async () => {
+    const { direct: a, relayed: b } = await both("POST", "/hints?early=1&status=201", [], "{}");
+    expect([b.status, b.reason]).toEqual([201, a.reason]);
+    expect(endToEnd(b.rawHeaders)).toEqual(endToEnd(a.rawHeaders));
+    expect(seen(b.body)).toEqual(seen(a.body));
+  });
+
+  it("a server that closes the connection without answering: 502 naming the server, in node:http's words", async () => {
+    const b = await exchange(relay, "GET", "/hang-up", []);
+    expect(b.status).toBe(502);
+    expect(JSON.parse(b.body)).toEqual({ error: "Model server 'raw' did not answer: socket hang up" });
+  });
+
+  it("a client that stops reading stops the server's writes (backpressure): the relay does not buffer the answer", async () => {
+    const total = 256 * 1024 * 1024;
+    const flooded = async () => Number(await (await fetch(`${direct}/flooded`)).text());
+    const req = request(`${relay}/flood`);
+    const answered = new Promise<IncomingMessage>((resolve, reject) => {
+      req.on("response", resolve);
+      req.on("error", reject);
+    });
+    req.end();
+    const res = await answered;
+    res.pause();
+    try {
+      // The server's count settles (it waits for drain) short of the whole answer.
+      const settled = await eventually(async () => {
+        const before = await flooded();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const after = await flooded();
+        return after > 0 && after === before ? after : undefined;
+      }, "the server's writes to stop");
+      expect(settled).toBeLessThan(total);
+    } finally {
+      req.destroy();
     }
   });
 
