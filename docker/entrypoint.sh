@@ -102,9 +102,9 @@ run_flash() {
     exit 1
   fi
   # No V8 flags: a capped young generation saved ~20 MB of RSS under load but made the handlers' own allocation
-  # 1.6-5x slower (docs/benchmarks.md); flags of the app's own go in NODE_OPTIONS.
+  # 1.6-5x slower (docs/benchmarks-history.md); flags of the app's own go in NODE_OPTIONS.
   # A new container then reads the runtime's compiled code instead of compiling its ~70 modules at every start
-  # (docs/benchmarks.md); a NODE_COMPILE_CACHE of the app's own wins.
+  # (docs/benchmarks-history.md); a NODE_COMPILE_CACHE of the app's own wins.
   export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-$IMAGE_COMPILE_CACHE}
   exec node "$runtime/dist/cli/main.js" "$@"
 }

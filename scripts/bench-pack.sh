@@ -2,7 +2,7 @@
 # Packs what the benchmarks need on a machine without node_modules (a lent GPU host, where only the working tree and
 # a few carried paths travel): the production dependencies (tsx among them) as one tarball in .device/bench/, which
 # git ignores. Carry `dist` and `.device/bench` there, then: tar xzf .device/bench/node_modules.tgz &&
-# node --import tsx test/bench/run.ts <bench> (docs/benchmarks.md, "Model servers").
+# node --import tsx test/bench/run.ts <bench> (docs/benchmarks-history.md, "Model servers").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -f dist/cli/main.js ]]; then

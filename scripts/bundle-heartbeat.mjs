@@ -1,6 +1,6 @@
 // `npm run build`: the heartbeat thread (src/runtime/queue/heartbeat-thread.ts and its imports) as one CommonJS
 // file, dist/heartbeat-thread.cjs. A thread that loads ES modules starts Node's ESM loader in its own isolate,
-// ~5 MB of RSS on Node 24 (docs/benchmarks.md, issue 29); the worker starts this file when it is there.
+// ~5 MB of RSS on Node 24 (docs/benchmarks-history.md, issue 29); the worker starts this file when it is there.
 import { build } from "esbuild";
 
 await build({

@@ -1,6 +1,6 @@
 // `npm run build`: dist/trace/sdk.js, the OpenTelemetry SDK's parts that src/trace/otel.ts uses, as one ES module in
 // place of sdk.ts's output. Imported package by package, the SDK loads as hundreds of CommonJS files; bundled from
-// the packages' ES builds, which esbuild tree-shakes, it loads in a fraction of the time (docs/benchmarks.md,
+// the packages' ES builds, which esbuild tree-shakes, it loads in a fraction of the time (docs/benchmarks-history.md,
 // issue 29). Only a traced worker (OTEL_EXPORTER_OTLP_ENDPOINT set) loads it.
 import { build } from "esbuild";
 

@@ -166,7 +166,7 @@ export interface WireStream {
 
 /**
  * Sends one request and resolves once the answer's head arrives, its body left to stream: cheaper per request
- * and sooner than fetch on Node 20 (docs/benchmarks.md). Aborting `signal` at any time, body included, ends the
+ * and sooner than fetch on Node 20 (docs/benchmarks-history.md). Aborting `signal` at any time, body included, ends the
  * exchange (the server sees the disconnect); `timeoutMs` is not applied, the caller's signal is the deadline.
  */
 export function openStream(request: Omit<WireRequest, "timeoutMs">): Promise<WireStream> {

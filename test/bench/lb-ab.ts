@@ -1,6 +1,6 @@
 // `node --import tsx test/bench/lb-ab.ts <checkout>`: the route server's CPU per request (a trivial POST route under
 // wrk) of this checkout's dist/ beside another's, both up at once, windows in turns (A B, B A, …) so the host's
-// load falls on both alike. How src/tick-shapes.ts was measured (docs/benchmarks.md, "Oddities, measured").
+// load falls on both alike. How src/tick-shapes.ts was measured (docs/benchmarks-history.md, "Oddities, measured").
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startUntil, stopChild } from "./bench-platform.js";

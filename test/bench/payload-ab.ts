@@ -1,6 +1,6 @@
 // `node --import tsx test/bench/payload-ab.ts <checkout>`: pickle decode and encode time of this checkout's src/
 // beside another's, in two processes at once, round after round. How src/payload/buffer-internals.ts was measured
-// (docs/benchmarks.md, "Oddities, measured"): the other checkout's buffer-internals.ts used stringMethods({}).
+// (docs/benchmarks-history.md, "Oddities, measured"): the other checkout's buffer-internals.ts used stringMethods({}).
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -62,7 +62,7 @@ export async function openaiPassthrough(
 
 /**
  * The request over node:http, not server.fetch: fetch's extra ~1 ms per request on Node 20 was most of what the
- * passthrough added to a first token (docs/benchmarks.md). The job's signal is attached, as server.fetch does.
+ * passthrough added to a first token (docs/benchmarks-history.md). The job's signal is attached, as server.fetch does.
  */
 async function open(
   server: ModelServer,

@@ -33,7 +33,7 @@ const POOL_OPTIONS: Pool.Options = { headersTimeout: 0, bodyTimeout: 0 };
  * goes to fastify; every other one is relayed to the model server as it arrives and its answer as it comes,
  * chunk by chunk (SSE too), without fastify's request and reply objects. The hop to the model server is undici's
  * (a Pool and its dispatch(), the answer written to the client's response as it is parsed): less CPU per request
- * than node:http's client (docs/benchmarks.md, issue 46's relay, "Then onto undici").
+ * than node:http's client (docs/benchmarks-history.md, issue 46's relay, "Then onto undici").
  */
 export function proxyFirst(
   server: ModelServer,
@@ -208,7 +208,7 @@ class Exchange implements Dispatcher.DispatchHandler {
  * order, the hop's dropped, and Expect, which this server already answered with 100 Continue), and how its body
  * is framed. Content-Length is undici's to write (lowercase, after the others: it frames the body it sends).
  * An object, not undici's flat array form: given the array, the relay spent 3–4× as long in V8's scavenges (its
- * objects outlived more of them), a tenth of its CPU (docs/benchmarks.md, issue 46's relay, "Then onto undici").
+ * objects outlived more of them), a tenth of its CPU (docs/benchmarks-history.md, issue 46's relay, "Then onto undici").
  */
 function requestHead(raw: readonly string[]): {
   headers: Record<string, string | string[]>;
