@@ -4,7 +4,7 @@
 #   flash-entrypoint handler.ts [flags]  -> flash start handler.ts [flags]   (the user Dockerfile's CMD ["handler.ts"])
 #   flash-entrypoint flash <cmd> [...]   -> flash <cmd> [...]
 #   flash-entrypoint <program> [...]     -> runs <program> as is (bash, node, npm, ...)
-# Before starting the runtime it reports the GPUs (GPU image) and which copy of flash-worker runs.
+# As the runtime starts it reports the GPUs (GPU image, beside the start) and which copy of flash-worker runs.
 set -euo pipefail
 
 # The copy installed in the image; /node_modules/flash-worker links here so `import "flash-worker"` resolves
@@ -109,7 +109,11 @@ run_flash() {
   exec node "$runtime/dist/cli/main.js" "$@"
 }
 
-report_gpus
+# Beside the start, not before it: nvidia-smi loads the driver's NVML and takes its time on every GPU host, and the
+# worker's own fitness check reports each GPU anyway. A subshell, so tini reaps the report once node replaces this shell.
+if [[ -n ${NVIDIA_VISIBLE_DEVICES:-} ]]; then
+  (report_gpus &)
+fi
 
 case ${1:-} in
   "" | -*) run_flash start "$@" ;;

@@ -305,7 +305,31 @@ describe("flash-entrypoint (docker/entrypoint.sh, run on this machine)", () => {
     expect(stdout).toMatch(
       /^\S+Z \| INFO \| image \| GPU 0, NVIDIA A100 80GB PCIe, 81920 MiB, 550\.54\.15$/m,
     );
-    expect(stdout.trimEnd().split("\n").at(-1)).toBe("ran");
+    expect(stdout).toMatch(/^ran$/m);
+  });
+
+  it("GPU image: nvidia-smi runs beside the start, not before it (a report that waits for the command still comes)", () => {
+    // This nvidia-smi answers only once the command has run; run before the command, it would fail waiting.
+    const mark = join(dir, "command-ran");
+    const bin = join(dir, "waiting");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(
+      join(bin, "nvidia-smi"),
+      `#!/bin/sh\nfor i in $(seq 100); do [ -e "${mark}" ] && echo "0, Fake GPU after the command, 1 MiB, 1.0" && exit 0; sleep 0.1; done\necho "the command never ran"; exit 1\n`,
+    );
+    chmodSync(join(bin, "nvidia-smi"), 0o755);
+    const { code, stdout } = script(
+      ENTRYPOINT,
+      ["node", "-e", `require("fs").writeFileSync(${JSON.stringify(mark)}, ""); console.log("ran")`],
+      {
+        PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+        NVIDIA_VISIBLE_DEVICES: "all",
+      },
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ran$/m);
+    expect(stdout).toMatch(/\| INFO \| image \| GPU 0, Fake GPU after the command, 1 MiB, 1\.0$/m);
+    expect(stdout).not.toContain("nvidia-smi failed");
   });
 
   it("GPU image on the platform: the GPU line is a JSON log line", () => {
