@@ -109,8 +109,9 @@ run_flash() {
   exec node "$runtime/dist/cli/main.js" "$@"
 }
 
-# Beside the start, not before it: nvidia-smi loads the driver's NVML and takes its time on every GPU host, and the
-# worker's own fitness check reports each GPU anyway. A subshell, so tini reaps the report once node replaces this shell.
+# Beside the start, not before it: nvidia-smi loads the driver's NVML and takes its time on every GPU host, and
+# the worker's own fitness check reports each GPU anyway. In a subshell, so that tini reaps it once node replaces
+# this shell.
 if [[ -n ${NVIDIA_VISIBLE_DEVICES:-} ]]; then
   (report_gpus &)
 fi
