@@ -1,8 +1,9 @@
 // HTTP/1.1 written straight onto kept-alive sockets, for the worker's calls to the platform (job-take, results, stream
 // chunks, progress, pings). Why not node:http there: its request and answer objects, agent and parser cost a bare
-// take → done loop ~0.16 ms of CPU per job on Node 20, three quarters of the loop (docs/benchmarks-history.md, issue 29), and
-// undici's request() is no cheaper than node:http and costs its import (docs/design.md §4.8). Whole-body exchanges
-// only, over plain or TLS sockets; a URL the fast path does not take goes to node:http (wire.ts), as do streams.
+// take → done loop ~0.16 ms of CPU per job on Node 20, three quarters of the loop (docs/benchmarks-history.md,
+// issue 29), and undici's request() is no cheaper than node:http and costs its import (docs/design.md §4.8).
+// Whole-body exchanges only, over plain or TLS sockets; a URL the fast path does not take goes to node:http
+// (wire.ts), as do streams.
 import net from "node:net";
 import type tls from "node:tls";
 import { AnswerParser, MalformedAnswerError, type ParsedAnswer } from "./h1-answer.js";

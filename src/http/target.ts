@@ -1,7 +1,7 @@
 // A request URL split into its origin, parsed once per origin and kept, and its path: the origin cache, a
 // micro-optimisation alone in its module. What it buys: 4–5 % of a no-op queue job's main-thread CPU against
-// parsing every URL with `new URL()` (npm run bench:ab, this ÷ a copy doing so: 0.958 and 0.953; docs/benchmarks-history.md,
-// "Oddities, measured"). node:http (wire.ts) and h1.ts both take their targets from here.
+// parsing every URL with `new URL()` (npm run bench:ab, this ÷ a copy doing so: 0.958 and 0.953;
+// docs/benchmarks-history.md, "Oddities, measured"). node:http (wire.ts) and h1.ts both take their targets from here.
 import type { LookupFunction } from "node:net";
 
 /** `*.localhost` names are loopback (RFC 6761), as browsers resolve them: the local platform's Pod proxy hosts. */

@@ -1,6 +1,6 @@
 // Log lines to stdout, gathered for up to GATHER_MS into one write: each write to a pipe is a system call that
-// wakes its reader, about a quarter of a --rp_serve_api job's CPU at four lines a job (docs/benchmarks-history.md), and a
-// job's "Finished." then goes out with the next job's "Started." in one write instead of two.
+// wakes its reader, about a quarter of a --rp_serve_api job's CPU at four lines a job (docs/benchmarks-history.md),
+// and a job's "Finished." then goes out with the next job's "Started." in one write instead of two.
 // Nothing waits behind user code: flushLog() runs before every handler call, and any other write to stdout or
 // stderr (console.log, a child's relayed output) first writes the lines before it, so the order stays as logged.
 // The one module that replaces process.stdout.write: captureOutput taps it, the one-shot test redirects it.

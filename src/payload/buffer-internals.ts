@@ -1,8 +1,8 @@
 // Buffer's undocumented native string methods, the ones `toString("latin1", …)` and `write(s, at, n)` end in,
 // called without the documented calls' argument parsing and encoding dispatch. What they buy, measured A/B
 // (test/bench/payload-ab.ts, Node 20): decoding small records takes 0.84× the time of the documented calls,
-// encoding 0.95× (docs/benchmarks-history.md, "Oddities, measured"). Used nowhere else (test/unit/layout/oddities.test.ts);
-// on a runtime without them, the documented calls stand in.
+// encoding 0.95× (docs/benchmarks-history.md, "Oddities, measured"). Used nowhere else
+// (test/unit/layout/oddities.test.ts); on a runtime without them, the documented calls stand in.
 import { Buffer } from "node:buffer";
 
 export interface Internals {

@@ -208,7 +208,8 @@ class Exchange implements Dispatcher.DispatchHandler {
  * order, the hop's dropped, and Expect, which this server already answered with 100 Continue), and how its body
  * is framed. Content-Length is undici's to write (lowercase, after the others: it frames the body it sends).
  * An object, not undici's flat array form: given the array, the relay spent 3–4× as long in V8's scavenges (its
- * objects outlived more of them), a tenth of its CPU (docs/benchmarks-history.md, issue 46's relay, "Then onto undici").
+ * objects outlived more of them), a tenth of its CPU (docs/benchmarks-history.md, issue 46's relay, "Then onto
+ * undici").
  */
 function requestHead(raw: readonly string[]): {
   headers: Record<string, string | string[]>;
